@@ -1,0 +1,110 @@
+/* featherbone: kinematics, forward dynamics (ABA), inverse dynamics (RNEA), joint-space
+ * inertia (CRBA), Jacobians, configuration-space integration, energy and momentum.
+ *
+ * All functions take the model const and write only into fb_data (or an output array the
+ * caller owns). None allocates. Gravity is applied as a fictitious base acceleration -g
+ * [RBDA §5.3], so the accelerations in d->a are offset by it (see fb_data.a). */
+#ifndef FEATHERBONE_DYNAMICS_H
+#define FEATHERBONE_DYNAMICS_H
+
+#include "base.h"
+#include "data.h"
+#include "model.h"
+#include "types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- configuration space ------------------------------------------------------------- */
+
+/* Writes the neutral configuration (zero angles and displacements, identity quaternions). */
+FB_API void fb_q_neutral(const fb_model* m, double* q);
+
+/* q_out = q (+) v dt on the configuration manifold: scalar joints add, quaternions are
+ * multiplied on the right by exp(w dt / 2) (w in child coordinates), floating positions move by
+ * R v dt with R the rotation at the start of the step. Quaternions are renormalised.
+ * q_out may alias q. */
+FB_API void fb_integrate(const fb_model* m, const double* q, const double* v, double dt,
+                         double* q_out);
+
+/* The inverse of fb_integrate with dt = 1: v such that fb_integrate(q0, v, 1) = q1. Rotation
+ * parts use the quaternion logarithm of q0^-1 q1 (shortest arc). */
+FB_API void fb_difference(const fb_model* m, const double* q0, const double* q1, double* v);
+
+/* Renormalises every quaternion in q; FB_ENUMERIC if one has zero or non-finite norm. */
+FB_API fb_status fb_normalize_q(const fb_model* m, double* q, fb_error* err);
+
+/* ---- kinematics ------------------------------------------------------------------------ */
+
+/* Forward kinematics and velocities from d->q, d->qd: XJ, X_up, X_0, vJ, v, c. */
+FB_API void fb_kinematics(const fb_model* m, fb_data* d);
+
+/* Position kinematics only: XJ, X_up, X_0. */
+FB_API void fb_kinematics_pos(const fb_model* m, fb_data* d);
+
+/* World position of point p (body coordinates) on body i. Needs FB_STAGE_POS. */
+FB_API fb_v3 fb_point_pos(const fb_model* m, const fb_data* d, int i, fb_v3 p);
+
+/* World velocity of point p on body i. Needs FB_STAGE_VEL. */
+FB_API fb_v3 fb_point_vel(const fb_model* m, const fb_data* d, int i, fb_v3 p);
+
+/* World (classical) acceleration of point p on body i, gravity not included.
+ * Needs FB_STAGE_ACC (after fb_aba or fb_rnea). */
+FB_API fb_v3 fb_point_acc(const fb_model* m, const fb_data* d, int i, fb_v3 p);
+
+/* Orientation of body i: R maps body coordinates to world coordinates. Needs FB_STAGE_POS. */
+FB_API fb_m3 fb_body_rot(const fb_model* m, const fb_data* d, int i);
+
+/* Point Jacobian (3 x nv, row-major, world coordinates): point velocity = J qd.
+ * Needs FB_STAGE_POS. */
+FB_API void fb_jac_point(const fb_model* m, const fb_data* d, int i, fb_v3 p, double* J);
+
+/* Body Jacobian (6 x nv, row-major, rows [w; v] in body-i coordinates): v_i = J qd.
+ * Needs FB_STAGE_POS. */
+FB_API void fb_jac_body(const fb_model* m, const fb_data* d, int i, double* J);
+
+/* ---- forward dynamics: the articulated-body algorithm [RBDA T7.1] -------------------- */
+
+/* Phase 1, state only (q, qd): kinematics, then articulated inertias I^A, U = I^A S,
+ * D^-1 = (S^T U)^-1 and the velocity-product bias forces, leaves to root. Reused by every
+ * phase-2 call for the same state (and by the constraint solver's test forces).
+ * FB_ENUMERIC if a D block is not positive definite (message names the body). */
+FB_API fb_status fb_aba_phase1(const fb_model* m, fb_data* d, fb_error* err);
+
+/* Phase 2, forces (d->tau, d->f_ext) -> d->qdd and d->a. Needs FB_STAGE_ABA1. */
+FB_API void fb_aba_phase2(const fb_model* m, fb_data* d);
+
+/* Both phases: d->qdd from d->q, d->qd, d->tau, d->f_ext. */
+FB_API fb_status fb_aba(const fb_model* m, fb_data* d, fb_error* err);
+
+/* ---- inverse dynamics [RBDA T5.1] and the mass matrix [RBDA T6.2] ------------------- */
+
+/* tau = M(q) qdd + C(q, qd) with d->f_ext applied (qdd NULL means zero). Computes kinematics
+ * and writes d->a, d->f. tau (nv) must not alias d's arrays. */
+FB_API void fb_rnea(const fb_model* m, fb_data* d, const double* qdd, double* tau);
+
+/* C(q, qd) = RNEA(q, qd, 0): gravity, velocity products and external forces. */
+FB_API void fb_bias(const fb_model* m, fb_data* d, double* C);
+
+/* Joint-space inertia M(q) into d->M (both triangles). Computes position kinematics. */
+FB_API void fb_crba(const fb_model* m, fb_data* d);
+
+/* ---- quantities for checks and reports ------------------------------------------------ */
+
+/* Kinetic energy sum(v^T I v)/2 and potential energy -sum(m g . c_w) (J), gravity from the
+ * model. Needs FB_STAGE_VEL. */
+FB_API void fb_energy(const fb_model* m, const fb_data* d, double* kinetic, double* potential);
+
+/* Total spatial momentum of all bodies in world coordinates, about the world origin.
+ * Needs FB_STAGE_VEL. */
+FB_API fb_fv fb_momentum(const fb_model* m, const fb_data* d);
+
+/* World position of the whole-body centre of mass. Needs FB_STAGE_POS. */
+FB_API fb_v3 fb_com(const fb_model* m, const fb_data* d);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FEATHERBONE_DYNAMICS_H */

@@ -1,0 +1,144 @@
+/* featherbone: fb_model, the articulated character, constant after it is built.
+ *
+ * Numbering follows RBDA: body 0 is the fixed world, bodies 1..nbody-1 each have exactly one
+ * joint connecting them to parent[i] < i. Every body frame has its origin at its joint.
+ *
+ * Joints and their coordinates (q has nq entries, velocities/forces have nv):
+ *   FIXED      nq 0 nv 0
+ *   REVOLUTE   nq 1 nv 1  angle (rad) about `axis`, given in the joint frame
+ *   PRISMATIC  nq 1 nv 1  displacement (m) along `axis`, given in the joint frame
+ *   SPHERICAL  nq 4 nv 3  q = unit quaternion [w x y z] of the child relative to the joint
+ *                         frame; v = angular velocity in child coordinates
+ *   FLOATING   nq 7 nv 6  q = [p; quat]: child origin in joint-frame coordinates, then the
+ *                         quaternion; v = [w; v], the child's spatial velocity relative to the
+ *                         parent in child coordinates (S = identity)
+ * For every joint type here the motion subspace S is constant in child coordinates, so the
+ * model stores it (RBDA Table 4.1; the floating joint as in RBDA §4.5). */
+#ifndef FEATHERBONE_MODEL_H
+#define FEATHERBONE_MODEL_H
+
+#include <stdbool.h>
+
+#include "base.h"
+#include "types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum fb_joint_type {
+    FB_JOINT_FIXED = 0,
+    FB_JOINT_REVOLUTE = 1,
+    FB_JOINT_PRISMATIC = 2,
+    FB_JOINT_SPHERICAL = 3,
+    FB_JOINT_FLOATING = 4
+} fb_joint_type;
+
+/* Largest number of position / velocity coordinates one joint has. */
+#define FB_JOINT_NQ_MAX 7
+#define FB_JOINT_NV_MAX 6
+
+/* Name capacity per body, including the terminating NUL. */
+#define FB_NAME_MAX 64
+
+/* Options that may change between steps (through validating setters, never mid-step). */
+typedef struct fb_options {
+    fb_v3 gravity; /* m/s^2, world coordinates; default (0, -9.81, 0) */
+} fb_options;
+
+/* Everything needed to add one body. Start from fb_default_body_def(). */
+typedef struct fb_body_def {
+    const char* name;    /* unique, non-empty, shorter than FB_NAME_MAX */
+    int parent;          /* index of an already-added body; 0 = world */
+    fb_joint_type joint; /* joint connecting this body to its parent */
+    fb_v3 axis;          /* unit axis in the joint frame (REVOLUTE, PRISMATIC only) */
+    fb_xf X_tree;        /* parent body frame -> joint frame [RBDA §4.2, X_T] */
+    fb_rbi inertia;      /* body inertia in body coordinates; m > 0 unless FIXED */
+} fb_body_def;
+
+/* A def with parent 0, a FIXED joint, identity X_tree, axis (0,0,1) and zero inertia. */
+FB_API fb_body_def fb_default_body_def(void);
+
+/* The model. Fields are readable; change them only through the functions below. Array shapes
+ * are given in parentheses. */
+typedef struct fb_model {
+    int nbody; /* bodies including the world body 0 */
+    int nq;    /* position coordinates */
+    int nv;    /* velocity coordinates (degrees of freedom) */
+
+    int* parent;           /* (nbody) parent body, parent[i] < i; parent[0] = -1 */
+    fb_joint_type* jtype;  /* (nbody) joint type of body i; world = FIXED */
+    int* q_adr;            /* (nbody) first index of body i's joint in q */
+    int* v_adr;            /* (nbody) first index of body i's joint in v, qd, tau */
+    int* jnq;              /* (nbody) joint position coordinates */
+    int* jnv;              /* (nbody) joint degrees of freedom */
+    fb_v3* axis;           /* (nbody) joint axis in the joint frame (revolute/prismatic) */
+    fb_xf* X_tree;         /* (nbody) parent frame -> joint frame */
+    fb_rbi* I;             /* (nbody) body inertia in body coordinates */
+    char (*name)[FB_NAME_MAX]; /* (nbody) body names; world is "world" */
+    fb_mv* S;              /* (nv) motion subspace column of each dof, child coordinates */
+    int* dof_body;         /* (nv) body owning each dof */
+    double* q_neutral;     /* (nq) the zero configuration: zero angles, identity quaternions */
+
+    fb_options opt;
+
+    int capacity;   /* most bodies this model can hold, world included */
+    bool finalized; /* true once fb_model_finalize succeeded; the model is then constant */
+
+    /* private */
+    fb_allocator alloc;
+    void* block; /* the single allocation all arrays point into */
+} fb_model;
+
+/* Makes an empty model (world body only) able to hold `max_bodies` bodies besides the world.
+ * `alloc` may be NULL for the default allocator. Returns NULL and fills `err` on failure. */
+FB_API fb_model* fb_model_create(int max_bodies, const fb_allocator* alloc, fb_error* err);
+
+/* Frees the model. NULL does nothing. */
+FB_API void fb_model_destroy(fb_model* m);
+
+/* Adds one body. On success writes its index to *id (may be NULL).
+ * Returns FB_EINVAL for a bad def (message names the body and field), FB_ECAPACITY when full,
+ * FB_ESTATE after finalize. */
+FB_API fb_status fb_model_add_body(fb_model* m, const fb_body_def* def, int* id, fb_error* err);
+
+/* Computes coordinate addresses and motion subspaces and checks the whole model. After it
+ * succeeds the model is constant and can be shared read-only by any number of fb_data. */
+FB_API fb_status fb_model_finalize(fb_model* m, fb_error* err);
+
+/* Body index by name, or -1. */
+FB_API int fb_model_body_by_name(const fb_model* m, const char* name);
+
+/* Sets the gravity vector (m/s^2, world coordinates). FB_EINVAL if not finite. */
+FB_API fb_status fb_model_set_gravity(fb_model* m, fb_v3 gravity, fb_error* err);
+
+/* Total mass of all bodies (kg). */
+FB_API double fb_model_mass(const fb_model* m);
+
+/* Short name of a joint type ("spherical"). */
+FB_API const char* fb_joint_type_name(fb_joint_type t);
+
+/* Number of position / velocity coordinates of a joint type. */
+FB_API int fb_joint_nq(fb_joint_type t);
+FB_API int fb_joint_nv(fb_joint_type t);
+
+/* Rigid-body inertia from mass (kg), centre of mass c (m, body coordinates) and the
+ * rotational inertia about the centre of mass, Ic (kg m^2, body axes) [RBDA eq 2.63]. */
+FB_API fb_rbi fb_rbi_from_mass_com(double mass, fb_v3 c, fb_m3 Ic);
+
+/* Inertia of a solid capsule of density rho (kg/m^3) and radius r (m) whose axis segment runs
+ * from p0 to p1 (body coordinates): a cylinder of length |p1 - p0| plus two hemispheres. */
+FB_API fb_rbi fb_rbi_capsule(double rho, double r, fb_v3 p0, fb_v3 p1);
+
+/* Inertia of a solid box of density rho, edge lengths `size` along the body axes, centred
+ * at `centre` (body coordinates). */
+FB_API fb_rbi fb_rbi_box(double rho, fb_v3 size, fb_v3 centre);
+
+/* Inertia of a solid sphere of density rho and radius r centred at `centre`. */
+FB_API fb_rbi fb_rbi_sphere(double rho, double r, fb_v3 centre);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FEATHERBONE_MODEL_H */

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs the Debian packages featherbone needs to build and test, only those missing.
+# Run as root (or with sudo available). Safe to run again: it does nothing when all are there.
+set -euo pipefail
+
+# build: compiler, cmake >= 3.25, pkg-config; tests: Check (with its subunit dependency)
+PACKAGES=(gcc make cmake pkg-config check)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then
+    SUDO="sudo"
+  else
+    echo "deps.sh: need root (or sudo) to install: ${missing[*]}" >&2
+    exit 2
+  fi
+fi
+echo "deps.sh: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,352 @@
+/* fb_model: creation, adding bodies with validation, finalisation. */
+#include "featherbone/model.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "math/spatial.h"
+#include "model/constants.h"
+#include "util/block.h"
+#include "util/error.h"
+
+fb_body_def fb_default_body_def(void) {
+    return (fb_body_def){
+        .name = NULL,
+        .parent = 0,
+        .joint = FB_JOINT_FIXED,
+        .axis = {0.0, 0.0, 1.0},
+        .X_tree = fb_xf_identity(),
+        .inertia = fb_rbi_zero(),
+    };
+}
+
+const char* fb_joint_type_name(fb_joint_type t) {
+    switch (t) {
+    case FB_JOINT_FIXED:
+        return "fixed";
+    case FB_JOINT_REVOLUTE:
+        return "revolute";
+    case FB_JOINT_PRISMATIC:
+        return "prismatic";
+    case FB_JOINT_SPHERICAL:
+        return "spherical";
+    case FB_JOINT_FLOATING:
+        return "floating";
+    }
+    return "unknown";
+}
+
+int fb_joint_nq(fb_joint_type t) {
+    static const int nq[] = {0, 1, 1, 4, 7};
+    return (t >= FB_JOINT_FIXED && t <= FB_JOINT_FLOATING) ? nq[t] : 0;
+}
+
+int fb_joint_nv(fb_joint_type t) {
+    static const int nv[] = {0, 1, 1, 3, 6};
+    return (t >= FB_JOINT_FIXED && t <= FB_JOINT_FLOATING) ? nv[t] : 0;
+}
+
+fb_rbi fb_rbi_from_mass_com(double mass, fb_v3 c, fb_m3 Ic) {
+    /* Ibar = Ic + m cx cx^T = Ic - m cx cx [RBDA eq 2.63] */
+    const fb_m3 cx = fb_m3_skew(c);
+    return (fb_rbi){mass, fb_v3_scale(c, mass), fb_m3_sub(Ic, fb_m3_scale(fb_m3_mul(cx, cx), mass))};
+}
+
+/* ---- allocation: every array in one block -------------------------------------------- */
+
+static size_t layout_model(fb_model* m, char* base, int cap) {
+    size_t off = 0;
+    const size_t nb = (size_t)cap;
+    const size_t nv_max = nb * FB_JOINT_NV_MAX, nq_max = nb * FB_JOINT_NQ_MAX;
+    m->parent = fb_block_carve(base, &off, nb * sizeof(int));
+    m->jtype = fb_block_carve(base, &off, nb * sizeof(fb_joint_type));
+    m->q_adr = fb_block_carve(base, &off, nb * sizeof(int));
+    m->v_adr = fb_block_carve(base, &off, nb * sizeof(int));
+    m->jnq = fb_block_carve(base, &off, nb * sizeof(int));
+    m->jnv = fb_block_carve(base, &off, nb * sizeof(int));
+    m->axis = fb_block_carve(base, &off, nb * sizeof(fb_v3));
+    m->X_tree = fb_block_carve(base, &off, nb * sizeof(fb_xf));
+    m->I = fb_block_carve(base, &off, nb * sizeof(fb_rbi));
+    m->name = fb_block_carve(base, &off, nb * FB_NAME_MAX);
+    m->S = fb_block_carve(base, &off, nv_max * sizeof(fb_mv));
+    m->dof_body = fb_block_carve(base, &off, nv_max * sizeof(int));
+    m->q_neutral = fb_block_carve(base, &off, nq_max * sizeof(double));
+    return off;
+}
+
+fb_model* fb_model_create(int max_bodies, const fb_allocator* alloc, fb_error* err) {
+    if (max_bodies < 0 || max_bodies > FB_MODEL_MAX_BODIES) {
+        fb_fail(err, FB_EINVAL, "fb_model_create: max_bodies: expected 0..%d, found %d",
+                FB_MODEL_MAX_BODIES, max_bodies);
+        return NULL;
+    }
+    const fb_allocator a = alloc ? *alloc : fb_default_allocator();
+    fb_model* m = fb_alloc(&a, sizeof *m);
+    if (!m) {
+        fb_fail(err, FB_ENOMEM, "fb_model_create: out of memory");
+        return NULL;
+    }
+    memset(m, 0, sizeof *m);
+    const int cap = max_bodies + 1;
+    const size_t size = layout_model(m, NULL, cap);
+    char* block = fb_alloc(&a, size);
+    if (!block) {
+        fb_free(&a, m);
+        fb_fail(err, FB_ENOMEM, "fb_model_create: out of memory for %d bodies", max_bodies);
+        return NULL;
+    }
+    memset(block, 0, size);
+    layout_model(m, block, cap);
+    m->alloc = a;
+    m->block = block;
+    m->capacity = cap;
+    m->opt.gravity = (fb_v3){0.0, -FB_DEFAULT_GRAVITY, 0.0};
+
+    /* body 0: the fixed world */
+    m->nbody = 1;
+    m->parent[0] = -1;
+    m->jtype[0] = FB_JOINT_FIXED;
+    m->X_tree[0] = fb_xf_identity();
+    m->I[0] = fb_rbi_zero();
+    strcpy(m->name[0], "world");
+    fb_ok(err);
+    return m;
+}
+
+void fb_model_destroy(fb_model* m) {
+    if (!m) {
+        return;
+    }
+    const fb_allocator a = m->alloc;
+    fb_free(&a, m->block);
+    fb_free(&a, m);
+}
+
+int fb_model_body_by_name(const fb_model* m, const char* name) {
+    if (!name) {
+        return -1;
+    }
+    for (int i = 0; i < m->nbody; i++) {
+        if (strcmp(m->name[i], name) == 0) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+double fb_model_mass(const fb_model* m) {
+    double mass = 0.0;
+    for (int i = 1; i < m->nbody; i++) {
+        mass += m->I[i].m;
+    }
+    return mass;
+}
+
+fb_status fb_model_set_gravity(fb_model* m, fb_v3 gravity, fb_error* err) {
+    if (!fb_v3_is_finite(gravity)) {
+        return fb_fail(err, FB_EINVAL, "gravity: expected finite components");
+    }
+    m->opt.gravity = gravity;
+    return fb_ok(err);
+}
+
+/* ---- validation ------------------------------------------------------------------------ */
+
+static bool m3_is_finite(fb_m3 A) {
+    return fb_v3_is_finite(fb_m3_row(A, 0)) && fb_v3_is_finite(fb_m3_row(A, 1)) &&
+           fb_v3_is_finite(fb_m3_row(A, 2));
+}
+
+/* E is a proper rotation: E E^T = 1 and det E = +1 within FB_ROTATION_TOL. */
+static bool m3_is_rotation(fb_m3 E) {
+    const fb_m3 P = fb_m3_mul_tr(E, E);
+    for (int r = 0; r < 3; r++) {
+        for (int c = 0; c < 3; c++) {
+            if (fabs(P.m[r][c] - (r == c ? 1.0 : 0.0)) > FB_ROTATION_TOL) {
+                return false;
+            }
+        }
+    }
+    const double det = fb_v3_dot(fb_m3_row(E, 0), fb_v3_cross(fb_m3_row(E, 1), fb_m3_row(E, 2)));
+    return fabs(det - 1.0) <= FB_ROTATION_TOL;
+}
+
+/* Symmetric 3x3 A is positive semi-definite: every principal minor >= -tol. */
+static bool m3_is_psd(fb_m3 A, double tol) {
+    double (*a)[3] = A.m;
+    for (int i = 0; i < 3; i++) {
+        if (a[i][i] < -tol) {
+            return false;
+        }
+    }
+    const double m01 = a[0][0] * a[1][1] - a[0][1] * a[1][0];
+    const double m02 = a[0][0] * a[2][2] - a[0][2] * a[2][0];
+    const double m12 = a[1][1] * a[2][2] - a[1][2] * a[2][1];
+    const double det = fb_v3_dot(fb_m3_row(A, 0), fb_v3_cross(fb_m3_row(A, 1), fb_m3_row(A, 2)));
+    const double tol2 = tol * (fabs(a[0][0]) + fabs(a[1][1]) + fabs(a[2][2]) + tol);
+    return m01 >= -tol2 && m02 >= -tol2 && m12 >= -tol2 && det >= -tol2 * (fabs(a[0][0]) + 1.0);
+}
+
+/* A physically realisable inertia: m >= 0, h = 0 when m = 0, Ibar symmetric, and the second
+ * moment of mass about the centre of mass, Sigma = tr(Ic)/2 - Ic, positive semi-definite
+ * (which gives Ic >= 0 and the triangle inequality on the principal moments). */
+static fb_status check_inertia(const fb_rbi* I, const char* name, fb_error* err) {
+    if (!isfinite(I->m) || !fb_v3_is_finite(I->h) || !m3_is_finite(I->Ibar)) {
+        return fb_fail(err, FB_EINVAL, "body '%s': inertia: expected finite values", name);
+    }
+    if (I->m < 0.0) {
+        return fb_fail(err, FB_EINVAL, "body '%s': inertia.m: expected >= 0, found %g", name,
+                       I->m);
+    }
+    const double scale = fabs(I->Ibar.m[0][0]) + fabs(I->Ibar.m[1][1]) + fabs(I->Ibar.m[2][2]);
+    const double tol = FB_INERTIA_REL_TOL * (scale + FB_INERTIA_ABS_TOL);
+    for (int r = 0; r < 3; r++) {
+        for (int c = r + 1; c < 3; c++) {
+            if (fabs(I->Ibar.m[r][c] - I->Ibar.m[c][r]) > tol) {
+                return fb_fail(err, FB_EINVAL, "body '%s': inertia.Ibar: expected symmetric",
+                               name);
+            }
+        }
+    }
+    if (I->m == 0.0) {
+        if (fb_v3_norm(I->h) > 0.0 || scale > 0.0) {
+            return fb_fail(err, FB_EINVAL,
+                           "body '%s': inertia: zero mass needs zero h and Ibar", name);
+        }
+        return FB_OK;
+    }
+    /* Ic = Ibar + m cx cx with c = h/m [RBDA eq 2.63] */
+    const fb_m3 cx = fb_m3_skew(fb_v3_scale(I->h, 1.0 / I->m));
+    const fb_m3 Ic = fb_m3_add(I->Ibar, fb_m3_scale(fb_m3_mul(cx, cx), I->m));
+    const double half_tr = 0.5 * (Ic.m[0][0] + Ic.m[1][1] + Ic.m[2][2]);
+    const fb_m3 Sigma = fb_m3_sub(fb_m3_diag(half_tr, half_tr, half_tr), Ic);
+    if (!m3_is_psd(Sigma, tol)) {
+        return fb_fail(err, FB_EINVAL,
+                       "body '%s': inertia: expected a physically realisable inertia "
+                       "(principal moments >= 0 satisfying the triangle inequality)",
+                       name);
+    }
+    return FB_OK;
+}
+
+fb_status fb_model_add_body(fb_model* m, const fb_body_def* def, int* id, fb_error* err) {
+    if (m->finalized) {
+        return fb_fail(err, FB_ESTATE, "fb_model_add_body: model already finalized");
+    }
+    if (!def->name || def->name[0] == '\0') {
+        return fb_fail(err, FB_EINVAL, "body %d: name: expected a non-empty name", m->nbody);
+    }
+    const char* name = def->name;
+    if (strlen(name) >= FB_NAME_MAX) {
+        return fb_fail(err, FB_EINVAL, "body '%.40s...': name: expected fewer than %d characters",
+                       name, FB_NAME_MAX);
+    }
+    if (fb_model_body_by_name(m, name) >= 0) {
+        return fb_fail(err, FB_EINVAL, "body '%s': name: expected unique, already used", name);
+    }
+    if (m->nbody >= m->capacity) {
+        return fb_fail(err, FB_ECAPACITY, "body '%s': model is full (capacity %d bodies)", name,
+                       m->capacity - 1);
+    }
+    if (def->parent < 0 || def->parent >= m->nbody) {
+        return fb_fail(err, FB_EINVAL, "body '%s': parent: expected 0..%d, found %d", name,
+                       m->nbody - 1, def->parent);
+    }
+    if (def->joint < FB_JOINT_FIXED || def->joint > FB_JOINT_FLOATING) {
+        return fb_fail(err, FB_EINVAL, "body '%s': joint: expected a joint type 0..4, found %d",
+                       name, (int)def->joint);
+    }
+    fb_v3 axis = def->axis;
+    if (def->joint == FB_JOINT_REVOLUTE || def->joint == FB_JOINT_PRISMATIC) {
+        const double n = fb_v3_norm(axis);
+        if (!fb_v3_is_finite(axis) || !(n > FB_AXIS_MIN_NORM)) {
+            return fb_fail(err, FB_EINVAL, "body '%s': axis: expected a finite non-zero vector",
+                           name);
+        }
+        axis = fb_v3_scale(axis, 1.0 / n);
+    }
+    if (!m3_is_finite(def->X_tree.E) || !fb_v3_is_finite(def->X_tree.r)) {
+        return fb_fail(err, FB_EINVAL, "body '%s': X_tree: expected finite values", name);
+    }
+    if (!m3_is_rotation(def->X_tree.E)) {
+        return fb_fail(err, FB_EINVAL, "body '%s': X_tree.E: expected a rotation matrix", name);
+    }
+    const fb_status s = check_inertia(&def->inertia, name, err);
+    if (s != FB_OK) {
+        return s;
+    }
+
+    const int i = m->nbody++;
+    m->parent[i] = def->parent;
+    m->jtype[i] = def->joint;
+    m->axis[i] = axis;
+    m->X_tree[i] = def->X_tree;
+    m->I[i] = def->inertia;
+    strcpy(m->name[i], name);
+    if (id) {
+        *id = i;
+    }
+    return fb_ok(err);
+}
+
+/* The motion subspace columns of body i's joint, in child coordinates [RBDA Table 4.1]. */
+static void joint_subspace(const fb_model* m, int i, fb_mv* S) {
+    const fb_v3 e[3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
+    switch (m->jtype[i]) {
+    case FB_JOINT_FIXED:
+        break;
+    case FB_JOINT_REVOLUTE:
+        S[0] = fb_mv_make(m->axis[i], fb_v3_zero());
+        break;
+    case FB_JOINT_PRISMATIC:
+        S[0] = fb_mv_make(fb_v3_zero(), m->axis[i]);
+        break;
+    case FB_JOINT_SPHERICAL:
+        for (int k = 0; k < 3; k++) {
+            S[k] = fb_mv_make(e[k], fb_v3_zero());
+        }
+        break;
+    case FB_JOINT_FLOATING:
+        for (int k = 0; k < 3; k++) {
+            S[k] = fb_mv_make(e[k], fb_v3_zero());
+            S[k + 3] = fb_mv_make(fb_v3_zero(), e[k]);
+        }
+        break;
+    }
+}
+
+fb_status fb_model_finalize(fb_model* m, fb_error* err) {
+    if (m->finalized) {
+        return fb_fail(err, FB_ESTATE, "fb_model_finalize: model already finalized");
+    }
+    int nq = 0, nv = 0;
+    for (int i = 0; i < m->nbody; i++) {
+        m->q_adr[i] = nq;
+        m->v_adr[i] = nv;
+        m->jnq[i] = fb_joint_nq(m->jtype[i]);
+        m->jnv[i] = fb_joint_nv(m->jtype[i]);
+        joint_subspace(m, i, m->S + nv);
+        for (int k = 0; k < m->jnv[i]; k++) {
+            m->dof_body[nv + k] = i;
+        }
+        nq += m->jnq[i];
+        nv += m->jnv[i];
+    }
+    m->nq = nq;
+    m->nv = nv;
+    m->finalized = true;
+    /* fb_q_neutral reads the addresses just computed */
+    for (int i = 1; i < m->nbody; i++) {
+        double* q = m->q_neutral + m->q_adr[i];
+        for (int k = 0; k < m->jnq[i]; k++) {
+            q[k] = 0.0;
+        }
+        if (m->jtype[i] == FB_JOINT_SPHERICAL) {
+            q[0] = 1.0;
+        } else if (m->jtype[i] == FB_JOINT_FLOATING) {
+            q[3] = 1.0;
+        }
+    }
+    return fb_ok(err);
+}

@@ -1,0 +1,123 @@
+/* Test helpers (see support.h). */
+#include "support.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "math/quat.h"
+#include "math/spatial.h"
+
+double ck_rel_diff(const double* a, const double* b, int n, double floor) {
+    double diff = 0.0, scale = floor;
+    for (int k = 0; k < n; k++) {
+        diff = fmax(diff, fabs(a[k] - b[k]));
+        scale = fmax(scale, fabs(b[k]));
+    }
+    return diff / scale;
+}
+
+int ck_run_suite(Suite* s) {
+    SRunner* sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    const int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+fb_model* ck_model(fb_model* m, const fb_error* err) {
+    ck_assert_msg(m != NULL, "model: %s", err->msg);
+    return m;
+}
+
+fb_data* ck_data(const fb_model* m) {
+    fb_error err;
+    fb_data* d = fb_data_create(m, NULL, &err);
+    ck_assert_msg(d != NULL, "data: %s", err.msg);
+    return d;
+}
+
+/* Jr^-1(psi) w = w + psi x w / 2 + k psi x (psi x w), k = 1/th^2 - (1 + cos th)/(2 th sin th)
+ * (-> 1/12 as th -> 0): the rate of the rotation vector psi of a rotation exp(psi) whose body
+ * angular velocity is w. */
+static fb_v3 dexpinv(fb_v3 psi, fb_v3 w) {
+    const double th = fb_v3_norm(psi);
+    const double k = (th < 1e-4) ? 1.0 / 12.0 + th * th / 720.0
+                                 : 1.0 / (th * th) - (1.0 + cos(th)) / (2.0 * th * sin(th));
+    const fb_v3 pw = fb_v3_cross(psi, w);
+    return fb_v3_add(fb_v3_axpy(w, 0.5, pw), fb_v3_scale(fb_v3_cross(psi, pw), k));
+}
+
+/* xi' (local-coordinate rate) from the velocity qd at local coordinates xi. */
+static void local_rate(const fb_model* m, const double* xi, const double* qd, double* rate) {
+    for (int i = 1; i < m->nbody; i++) {
+        const int k = m->v_adr[i];
+        switch (m->jtype[i]) {
+        case FB_JOINT_FIXED:
+            break;
+        case FB_JOINT_REVOLUTE:
+        case FB_JOINT_PRISMATIC:
+            rate[k] = qd[k];
+            break;
+        case FB_JOINT_SPHERICAL:
+        case FB_JOINT_FLOATING: {
+            const fb_v3 psi = {xi[k], xi[k + 1], xi[k + 2]};
+            const fb_v3 r = dexpinv(psi, fb_v3_make(qd[k], qd[k + 1], qd[k + 2]));
+            rate[k] = r.x;
+            rate[k + 1] = r.y;
+            rate[k + 2] = r.z;
+            if (m->jtype[i] == FB_JOINT_FLOATING) {
+                /* fb_integrate moves p by R(q0) delta, and p' = R(q) v = R(q0) exp(psi) v */
+                const fb_v3 dv = fb_quat_rotate(fb_quat_exp(psi),
+                                                fb_v3_make(qd[k + 3], qd[k + 4], qd[k + 5]));
+                rate[k + 3] = dv.x;
+                rate[k + 4] = dv.y;
+                rate[k + 5] = dv.z;
+            }
+            break;
+        }
+        }
+    }
+}
+
+void ck_rk4_step(const fb_model* m, fb_data* d, double dt) {
+    const int nq = m->nq, nv = m->nv;
+    const size_t vb = (size_t)nv * sizeof(double) + 1, qb = (size_t)nq * sizeof(double) + 1;
+    double* q0 = malloc(qb);
+    double* qd0 = malloc(vb);
+    double* xi = malloc(vb);
+    double* k_xi = malloc(4 * vb);
+    double* k_qd = malloc(4 * vb);
+    ck_assert(q0 && qd0 && xi && k_xi && k_qd);
+    memcpy(q0, d->q, (size_t)nq * sizeof(double));
+    memcpy(qd0, d->qd, (size_t)nv * sizeof(double));
+    static const double stage_c[4] = {0.0, 0.5, 0.5, 1.0};
+    static const double weight[4] = {1.0 / 6.0, 2.0 / 6.0, 2.0 / 6.0, 1.0 / 6.0};
+    fb_error err;
+    for (int s = 0; s < 4; s++) {
+        /* stage state: xi = c dt k_{s-1}, qd = qd0 + c dt a_{s-1} */
+        for (int k = 0; k < nv; k++) {
+            xi[k] = (s == 0) ? 0.0 : stage_c[s] * dt * k_xi[(s - 1) * nv + k];
+            d->qd[k] = (s == 0) ? qd0[k] : qd0[k] + stage_c[s] * dt * k_qd[(s - 1) * nv + k];
+        }
+        fb_integrate(m, q0, xi, 1.0, d->q);
+        ck_assert_msg(fb_aba(m, d, &err) == FB_OK, "%s", err.msg);
+        local_rate(m, xi, d->qd, k_xi + s * nv);
+        memcpy(k_qd + s * nv, d->qdd, (size_t)nv * sizeof(double));
+    }
+    for (int k = 0; k < nv; k++) {
+        double dxi = 0.0, dqd = 0.0;
+        for (int s = 0; s < 4; s++) {
+            dxi += weight[s] * k_xi[s * nv + k];
+            dqd += weight[s] * k_qd[s * nv + k];
+        }
+        xi[k] = dt * dxi;
+        d->qd[k] = qd0[k] + dt * dqd;
+    }
+    fb_integrate(m, q0, xi, 1.0, d->q);
+    d->time += dt;
+    free(q0);
+    free(qd0);
+    free(xi);
+    free(k_xi);
+    free(k_qd);
+}

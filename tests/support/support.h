@@ -1,0 +1,39 @@
+/* Shared helpers for the Check suites: tolerance checks, model construction that fails the
+ * test loudly, and a reference integrator for the conservation tests. */
+#ifndef FB_TEST_SUPPORT_H
+#define FB_TEST_SUPPORT_H
+
+#include <check.h>
+#include <math.h>
+
+#include "checks.h"
+#include "featherbone/featherbone.h"
+#include "scenes.h"
+
+/* |a - b| <= atol + rtol |b|, with both values in the failure message. */
+#define fb_ck_near(a, b, rtol, atol)                                                           \
+    do {                                                                                       \
+        const double ck_a_ = (a), ck_b_ = (b);                                                 \
+        ck_assert_msg(fabs(ck_a_ - ck_b_) <= (atol) + (rtol)*fabs(ck_b_),                      \
+                      "%s = %.17g, expected %s = %.17g (rtol %g, atol %g)", #a, ck_a_, #b,     \
+                      ck_b_, (double)(rtol), (double)(atol));                                  \
+    } while (0)
+
+/* max_k |a_k - b_k| / max(max_k |b_k|, floor) */
+double ck_rel_diff(const double* a, const double* b, int n, double floor);
+
+/* Runs a suite with CK_NORMAL output and returns the process exit code. */
+int ck_run_suite(Suite* s);
+
+/* Builders that fail the current test with the library's message instead of returning NULL. */
+fb_model* ck_model(fb_model* m, const fb_error* err);
+fb_data* ck_data(const fb_model* m);
+
+/* One classical fourth-order Runge-Kutta step of the passive dynamics (ABA with d->tau and
+ * d->f_ext), done on the configuration manifold: the stages live in local coordinates xi
+ * around the step's start q0 (q = fb_integrate(q0, xi, 1)), and the rotational part of each
+ * joint obeys xi' = Jr^-1(xi) w, the inverse right Jacobian of SO(3) (Munthe-Kaas' RKMK
+ * method), so the step is fourth-order accurate also for spherical and floating joints. */
+void ck_rk4_step(const fb_model* m, fb_data* d, double dt);
+
+#endif /* FB_TEST_SUPPORT_H */

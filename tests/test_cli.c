@@ -1,0 +1,84 @@
+/* The featherbone command line: help, version, exit codes for bad usage, and the self-check
+ * and benchmark commands end to end (the benchmark with tiny counts: its numbers are not
+ * judged here, only that it runs and prints its table). */
+#define _POSIX_C_SOURCE 200809L /* popen */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "support.h"
+
+/* Runs the CLI with `args`, captures stdout+stderr into out, returns the exit code. */
+static int run(const char* args, char* out, size_t cap) {
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "'%s' %s 2>&1", FB_CLI_PATH, args);
+    FILE* p = popen(cmd, "r");
+    ck_assert_ptr_nonnull(p);
+    const size_t n = fread(out, 1, cap - 1, p);
+    out[n] = '\0';
+    const int status = pclose(p);
+    ck_assert(WIFEXITED(status));
+    return WEXITSTATUS(status);
+}
+
+static char buf[1 << 16];
+
+START_TEST(help_and_version) {
+    ck_assert_int_eq(run("--help", buf, sizeof buf), 0);
+    ck_assert_ptr_nonnull(strstr(buf, "usage: featherbone"));
+    ck_assert_int_eq(run("selfcheck --help", buf, sizeof buf), 0);
+    ck_assert_ptr_nonnull(strstr(buf, "usage: featherbone selfcheck"));
+    ck_assert_int_eq(run("bench --help", buf, sizeof buf), 0);
+    ck_assert_ptr_nonnull(strstr(buf, "usage: featherbone bench"));
+    ck_assert_int_eq(run("--version", buf, sizeof buf), 0);
+    ck_assert_ptr_nonnull(strstr(buf, FB_VERSION_STRING));
+}
+END_TEST
+
+START_TEST(bad_usage_exits_2_with_a_message) {
+    ck_assert_int_eq(run("", buf, sizeof buf), 2);
+    ck_assert_int_eq(run("frobnicate", buf, sizeof buf), 2);
+    ck_assert_ptr_nonnull(strstr(buf, "unknown command 'frobnicate'"));
+    ck_assert_int_eq(run("selfcheck --states zero", buf, sizeof buf), 2);
+    ck_assert_ptr_nonnull(strstr(buf, "--states: expected a positive integer"));
+    ck_assert_int_eq(run("bench --model tree99", buf, sizeof buf), 2);
+    ck_assert_ptr_nonnull(strstr(buf, "tree99"));
+    ck_assert_int_eq(run("bench --calls 10 --batch 20", buf, sizeof buf), 2);
+}
+END_TEST
+
+START_TEST(selfcheck_passes) {
+    ck_assert_int_eq(run("selfcheck --states 10", buf, sizeof buf), 0);
+    ck_assert_ptr_nonnull(strstr(buf, "selfcheck: PASSED"));
+    ck_assert_ptr_nonnull(strstr(buf, "humanoid"));
+    ck_assert_ptr_nonnull(strstr(buf, "tree255"));
+}
+END_TEST
+
+START_TEST(bench_prints_a_table) {
+    ck_assert_int_eq(
+        run("bench dynamics --model humanoid --rounds 1 --calls 20 --batch 10 --quiet", buf,
+            sizeof buf),
+        0);
+    ck_assert_ptr_nonnull(strstr(buf, "median_us"));
+    ck_assert_ptr_nonnull(strstr(buf, "humanoid"));
+    ck_assert_ptr_nonnull(strstr(buf, "CRBA"));
+}
+END_TEST
+
+static Suite* cli_suite(void) {
+    Suite* s = suite_create("cli");
+    TCase* tc = tcase_create("cli");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, help_and_version);
+    tcase_add_test(tc, bad_usage_exits_2_with_a_message);
+    tcase_add_test(tc, selfcheck_passes);
+    tcase_add_test(tc, bench_prints_a_table);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) {
+    return ck_run_suite(cli_suite());
+}

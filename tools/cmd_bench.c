@@ -1,0 +1,111 @@
+/* featherbone bench: per-call timing of the dynamics on the benchmark models. */
+#include <stdio.h>
+#include <string.h>
+
+#include "bench_dynamics.h"
+#include "commands.h"
+
+static const char USAGE[] =
+    "usage: featherbone bench [dynamics] [options]\n"
+    "\n"
+    "Times ABA (forward dynamics), RNEA (inverse dynamics) and CRBA (mass matrix) per call\n"
+    "on the models of BENCH_MODELS.md, cycling through 16 random states. The algorithms are\n"
+    "interleaved batch by batch, so machine speed changes fall on all of them alike.\n"
+    "Prints the median per-call time over all batches of all rounds, the 10th-90th\n"
+    "percentile spread, and the median per degree of freedom.\n"
+    "\n"
+    "  --model NAME   humanoid, tree31, tree63, tree127 or tree255 (repeatable; default all)\n"
+    "  --rounds N     measured rounds after one warm-up round (default 5)\n"
+    "  --calls N      calls per algorithm per round (default 10000)\n"
+    "  --batch N      calls per timed batch (default 100)\n"
+    "  --quiet        no progress on stderr\n"
+    "\n"
+    "Build with the release preset for meaningful numbers.\n";
+
+static int model_index(const char* name) {
+    for (int k = 0; k < BENCH_NMODEL; k++) {
+        if (strcmp(name, bench_model_name(k)) == 0) {
+            return k;
+        }
+    }
+    return -1;
+}
+
+static void print_results(const bench_result* res, int n) {
+    printf("%-9s %5s %4s  %-5s %10s %10s %10s %8s %8s\n", "model", "bodies", "dof", "algo",
+           "median_us", "p10_us", "p90_us", "ns/dof", "target");
+    for (int i = 0; i < n; i++) {
+        for (int a = 0; a < BENCH_NALGO; a++) {
+            const bench_stat s = res[i].t[a];
+            const double target = bench_target_us(res[i].model, (bench_algo)a);
+            char tbuf[32] = "-";
+            if (target > 0.0) {
+                snprintf(tbuf, sizeof tbuf, "%s%.1f", s.median <= target ? "<=" : "MISS ",
+                         target);
+            }
+            printf("%-9s %6d %4d  %-5s %10.2f %10.2f %10.2f %8.1f %8s\n",
+                   bench_model_name(res[i].model), res[i].bodies, res[i].nv,
+                   bench_algo_name((bench_algo)a), s.median, s.p10, s.p90,
+                   1e3 * s.median / res[i].nv, tbuf);
+        }
+    }
+}
+
+int cmd_bench(int argc, char** argv) {
+    bench_options opt = bench_default_options();
+    unsigned chosen = 0;
+    int i = 0;
+    if (argc > 0 && strcmp(argv[0], "dynamics") == 0) {
+        i = 1;
+    }
+    for (; i < argc; i++) {
+        const char* a = argv[i];
+        const char* val = (i + 1 < argc) ? argv[i + 1] : NULL;
+        if (is_help(a)) {
+            fputs(USAGE, stdout);
+            return EXIT_OK;
+        } else if (strcmp(a, "--quiet") == 0) {
+            opt.quiet = true;
+        } else if (strcmp(a, "--model") == 0) {
+            const int k = val ? model_index(val) : -1;
+            if (k < 0) {
+                fprintf(stderr,
+                        "featherbone bench: --model: expected humanoid, tree31, tree63, "
+                        "tree127 or tree255, found '%s'\n",
+                        val ? val : "(nothing)");
+                return EXIT_USAGE;
+            }
+            chosen |= 1u << k;
+            i++;
+        } else if (strcmp(a, "--rounds") == 0 || strcmp(a, "--calls") == 0 ||
+                   strcmp(a, "--batch") == 0) {
+            int* dst = a[2] == 'r' ? &opt.rounds : (a[2] == 'c' ? &opt.calls : &opt.batch);
+            if (!parse_positive_int(a, val, dst)) {
+                return EXIT_USAGE;
+            }
+            i++;
+        } else {
+            fprintf(stderr, "featherbone bench: unknown argument '%s'\n%s", a, USAGE);
+            return EXIT_USAGE;
+        }
+    }
+    if (opt.batch > opt.calls) {
+        fprintf(stderr, "featherbone bench: --batch (%d) must not exceed --calls (%d)\n",
+                opt.batch, opt.calls);
+        return EXIT_USAGE;
+    }
+    if (chosen) {
+        opt.models = chosen;
+    }
+    bench_result res[BENCH_NMODEL];
+    fb_error err;
+    const int n = bench_dynamics_run(&opt, res, &err);
+    if (n < 0) {
+        fprintf(stderr, "featherbone bench: %s\n", err.msg);
+        return EXIT_FAIL;
+    }
+    printf("featherbone %s bench dynamics: %d rounds x %d calls (batches of %d) per algorithm\n",
+           FB_VERSION_STRING, opt.rounds, opt.calls, opt.batch);
+    print_results(res, n);
+    return EXIT_OK;
+}

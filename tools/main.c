@@ -1,0 +1,65 @@
+/* featherbone: the command-line tool. Parses, calls the library, prints. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "featherbone/featherbone.h"
+
+static const char USAGE[] =
+    "usage: featherbone <command> [options]\n"
+    "\n"
+    "Motion capture made physical: reduced-coordinate articulated dynamics.\n"
+    "\n"
+    "commands:\n"
+    "  selfcheck   check the dynamics on the bundled humanoid and Bender tree\n"
+    "              against independent algorithms (ABA vs CRBA, RNEA after ABA)\n"
+    "  bench       time the dynamics on the benchmark models (bench --help)\n"
+    "  help        this text\n"
+    "\n"
+    "options:\n"
+    "  -h, --help     this text (each command also takes --help)\n"
+    "  --version      print the version\n"
+    "\n"
+    "exit codes: 0 ok, 1 failure, 2 bad input or usage\n";
+
+bool is_help(const char* arg) {
+    return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
+}
+
+bool parse_positive_int(const char* opt, const char* text, int* out) {
+    char* end = NULL;
+    const long v = text ? strtol(text, &end, 10) : 0;
+    if (!text || *text == '\0' || *end != '\0' || v < 1 || v > 1000000000L) {
+        fprintf(stderr, "featherbone: %s: expected a positive integer, found '%s'\n", opt,
+                text ? text : "(nothing)");
+        return false;
+    }
+    *out = (int)v;
+    return true;
+}
+
+int main(int argc, char** argv) {
+    if (argc < 2) {
+        fputs(USAGE, stderr);
+        return EXIT_USAGE;
+    }
+    const char* cmd = argv[1];
+    if (is_help(cmd) || strcmp(cmd, "help") == 0) {
+        fputs(USAGE, stdout);
+        return EXIT_OK;
+    }
+    if (strcmp(cmd, "--version") == 0) {
+        printf("featherbone %s\n", FB_VERSION_STRING);
+        return EXIT_OK;
+    }
+    if (strcmp(cmd, "selfcheck") == 0) {
+        return cmd_selfcheck(argc - 2, argv + 2);
+    }
+    if (strcmp(cmd, "bench") == 0) {
+        return cmd_bench(argc - 2, argv + 2);
+    }
+    fprintf(stderr, "featherbone: unknown command '%s' (expected one of: selfcheck, bench, help)\n",
+            cmd);
+    return EXIT_USAGE;
+}

@@ -74,6 +74,8 @@ typedef struct fb_model {
     int* jnv;              /* (nbody) joint degrees of freedom */
     fb_v3* axis;           /* (nbody) joint axis in the joint frame (revolute/prismatic) */
     fb_xf* X_tree;         /* (nbody) parent frame -> joint frame */
+    bool* X_tree_rot;      /* (nbody) X_tree[i].E is not the identity (else a pure shift,
+                              which lets kinematics skip a 3x3 product) */
     fb_rbi* I;             /* (nbody) body inertia in body coordinates */
     char (*name)[FB_NAME_MAX]; /* (nbody) body names; world is "world" */
     fb_mv* S;              /* (nv) motion subspace column of each dof, child coordinates */

@@ -2,6 +2,7 @@
  * phase 1 depends on the state only, phase 2 on the applied forces. Multi-DOF joints use
  * U = I^A S (6 x n_i) and D = S^T U (n_i x n_i). */
 #include <assert.h>
+#include <string.h>
 
 #include "featherbone/dynamics.h"
 #include "math/dense.h"
@@ -9,23 +10,81 @@
 #include "model/joint.h"
 #include "util/error.h"
 
-/* out = IA - sum_c W_c U_c^T with W = U D^-1: the articulated inertia body i passes to its
- * parent, I^a = I^A - U D^-1 U^T [RBDA T7.1]. Only blocks A, B, C are formed; the lower-left
- * block is B^T by symmetry. */
-static void inertia_to_parent(const fb_model* m, const fb_data* d, int i, fb_abi* out) {
+/* The generic 1-dof (and 0-dof) case of joint_inertia: U = I^A S, D = S^T U, and the
+ * articulated inertia handed to the parent, I^a = I^A - U D^-1 U^T [RBDA T7.1], formed as
+ * I^A - sum_c W_c U_c^T with W = U D^-1 (blocks A, B, C; the lower-left is B^T). */
+static bool generic_joint_inertia(const fb_model* m, fb_data* d, int i) {
     const int k0 = m->v_adr[i], n = m->jnv[i];
-    const double* Dinv = d->D_inv + 36 * i;
-    *out = d->IA[i];
+    double* Dinv = d->D_inv + 36 * i;
+    double D[36];
+    for (int c = 0; c < n; c++) {
+        d->U[k0 + c] = fb_abi_mv(&d->IA[i], m->S[k0 + c]);
+    }
+    for (int r = 0; r < n; r++) {
+        for (int c = 0; c < n; c++) {
+            D[r * n + c] = fb_mv_dot_fv(m->S[k0 + r], d->U[k0 + c]);
+        }
+    }
+    if (n > 0 && !fb_spd_inverse(D, n, Dinv)) {
+        return false;
+    }
+    const int p = m->parent[i];
+    if (p == 0) {
+        return true;
+    }
+    fb_abi Ia = d->IA[i];
     for (int c = 0; c < n; c++) {
         fb_fv W = fb_fv_zero();
         for (int r = 0; r < n; r++) {
             W = fb_fv_axpy(W, Dinv[r * n + c], d->U[k0 + r]);
         }
         const fb_fv U = d->U[k0 + c];
-        out->A = fb_m3_sub(out->A, fb_m3_outer(W.n, U.n));
-        out->B = fb_m3_sub(out->B, fb_m3_outer(W.n, U.f));
-        out->C = fb_m3_sub(out->C, fb_m3_outer(W.f, U.f));
+        Ia.A = fb_m3_sub(Ia.A, fb_m3_outer(W.n, U.n));
+        Ia.B = fb_m3_sub(Ia.B, fb_m3_outer(W.n, U.f));
+        Ia.C = fb_m3_sub(Ia.C, fb_m3_outer(W.f, U.f));
     }
+    fb_xf_tr_abi(&Ia, d->X_up[i], &Ia);
+    d->IA[p] = fb_abi_add(d->IA[p], Ia);
+    return true;
+}
+
+/* U, D^-1 and the contribution to the parent's I^A for body i's joint. Ball and floating
+ * joints, whose S is made of unit columns, get closed forms of the generic case:
+ * - ball, S = [1; 0]: U = [A; B^T], D = A, and I^a = I^A - U A^-1 U^T = [0 0; 0 C - B^T A^-1 B];
+ * - floating, S = 1: U = D = I^A and I^a = 0, so nothing reaches the parent.
+ * Returns false when D is not positive definite. */
+static bool joint_inertia(const fb_model* m, fb_data* d, int i) {
+    const int k0 = m->v_adr[i];
+    const fb_abi* IA = &d->IA[i];
+    double* Dinv = d->D_inv + 36 * i;
+    switch (m->jtype[i]) {
+    case FB_JOINT_SPHERICAL: {
+        for (int c = 0; c < 3; c++) {
+            d->U[k0 + c] = (fb_fv){fb_m3_col(IA->A, c), fb_m3_row(IA->B, c)};
+        }
+        if (!fb_spd3_inverse(&IA->A.m[0][0], Dinv)) {
+            return false;
+        }
+        const int p = m->parent[i];
+        if (p != 0) {
+            fb_m3 Ainv;
+            memcpy(&Ainv.m[0][0], Dinv, sizeof Ainv.m);
+            const fb_m3 K = fb_m3_sub(IA->C, fb_m3_tr_mul(IA->B, fb_m3_mul(Ainv, IA->B)));
+            fb_abi_add_xf_tr_lin(&d->IA[p], d->X_up[i], K);
+        }
+        return true;
+    }
+    case FB_JOINT_FLOATING:
+        for (int c = 0; c < 6; c++) {
+            d->U[k0 + c] = fb_abi_mv(IA, m->S[k0 + c]);
+        }
+        return fb_abi_inverse(IA, Dinv);
+    case FB_JOINT_FIXED:
+    case FB_JOINT_REVOLUTE:
+    case FB_JOINT_PRISMATIC:
+        break;
+    }
+    return generic_joint_inertia(m, d, i);
 }
 
 fb_status fb_aba_phase1(const fb_model* m, fb_data* d, fb_error* err) {
@@ -37,29 +96,12 @@ fb_status fb_aba_phase1(const fb_model* m, fb_data* d, fb_error* err) {
     }
     /* leaves to root: U, D^-1, and the articulated inertia handed to the parent */
     for (int i = m->nbody - 1; i >= 1; i--) {
-        const int k0 = m->v_adr[i], n = m->jnv[i];
-        double D[36];
-        for (int c = 0; c < n; c++) {
-            d->U[k0 + c] = fb_abi_mv(&d->IA[i], m->S[k0 + c]);
-        }
-        for (int r = 0; r < n; r++) {
-            for (int c = 0; c < n; c++) {
-                D[r * n + c] = fb_mv_dot_fv(m->S[k0 + r], d->U[k0 + c]);
-            }
-        }
-        if (n > 0 && !fb_spd_inverse(D, n, d->D_inv + 36 * i)) {
+        if (!joint_inertia(m, d, i)) {
             d->stage &= ~(unsigned)FB_STAGE_ABA1;
             return fb_fail(err, FB_ENUMERIC,
                            "t=%g s: body '%s' (%s joint): articulated inertia S^T I^A S is not "
                            "positive definite (massless subtree?)",
                            d->time, m->name[i], fb_joint_type_name(m->jtype[i]));
-        }
-        const int p = m->parent[i];
-        if (p != 0) {
-            fb_abi Ia;
-            inertia_to_parent(m, d, i, &Ia);
-            fb_xf_tr_abi(&Ia, d->X_up[i], &Ia);
-            d->IA[p] = fb_abi_add(d->IA[p], Ia);
         }
     }
     d->stage |= FB_STAGE_ABA1;
@@ -81,50 +123,88 @@ static fb_fv U_Dinv_mul(const fb_model* m, const fb_data* d, int i, const double
     return out;
 }
 
+/* The 3x3 D^-1 of a ball joint as a matrix. */
+static fb_m3 Dinv3(const fb_data* d, int i) {
+    fb_m3 A;
+    memcpy(&A.m[0][0], d->D_inv + 36 * i, sizeof A.m);
+    return A;
+}
+
+/* Backward step of phase 2 for body i: u = tau - S^T p^A, and the bias force handed to the
+ * parent, p^a = p^A + I^a c + U D^-1 u, with I^a c = I^A c - U D^-1 U^T c so I^a is never
+ * stored. For a ball joint U^T x is the top half of I^A x and U D^-1 x = [x; B^T A^-1 x], so
+ * p^a = [tau; p^A_f + (I^A c)_f + B^T A^-1 (u - (I^A c)_n)]: the moment a ball joint passes
+ * on is exactly its torque. */
+static fb_fv bias_to_parent(const fb_model* m, fb_data* d, int i) {
+    const int k0 = m->v_adr[i], n = m->jnv[i];
+    const fb_fv Ic = fb_abi_mv(&d->IA[i], d->c[i]);
+    if (m->jtype[i] == FB_JOINT_SPHERICAL) {
+        const fb_v3 tau = {d->tau[k0], d->tau[k0 + 1], d->tau[k0 + 2]};
+        const fb_v3 x = fb_v3_sub(fb_v3_make(d->u[k0], d->u[k0 + 1], d->u[k0 + 2]), Ic.n);
+        const fb_v3 y = fb_m3_mv(Dinv3(d, i), x);
+        return (fb_fv){tau, fb_v3_add(fb_v3_add(d->pA[i].f, Ic.f), fb_m3_tr_mv(d->IA[i].B, y))};
+    }
+    double x[FB_JOINT_NV_MAX];
+    for (int k = 0; k < n; k++) {
+        x[k] = d->u[k0 + k] - fb_mv_dot_fv(m->S[k0 + k], Ic);
+    }
+    return fb_fv_add(fb_fv_add(d->pA[i], Ic), U_Dinv_mul(m, d, i, x));
+}
+
+/* Forward step of phase 2: qdd = D^-1 (u - U^T a') and a = a' + S qdd. For a ball joint
+ * U^T a' = A a'_w + B a'_v, so qdd = A^-1 (u - B a'_v) - a'_w and a = [A^-1 (u - B a'_v); a'_v]. */
+static void joint_acceleration(const fb_model* m, fb_data* d, int i, fb_mv a1) {
+    const int k0 = m->v_adr[i], n = m->jnv[i];
+    if (m->jtype[i] == FB_JOINT_SPHERICAL) {
+        const fb_v3 t = fb_v3_sub(fb_v3_make(d->u[k0], d->u[k0 + 1], d->u[k0 + 2]),
+                                  fb_m3_mv(d->IA[i].B, a1.v));
+        const fb_v3 w = fb_m3_mv(Dinv3(d, i), t);
+        d->qdd[k0] = w.x - a1.w.x;
+        d->qdd[k0 + 1] = w.y - a1.w.y;
+        d->qdd[k0 + 2] = w.z - a1.w.z;
+        d->a[i] = (fb_mv){w, a1.v};
+        return;
+    }
+    const double* Dinv = d->D_inv + 36 * i;
+    double x[FB_JOINT_NV_MAX];
+    for (int k = 0; k < n; k++) {
+        x[k] = d->u[k0 + k] - fb_mv_dot_fv(a1, d->U[k0 + k]);
+    }
+    for (int r = 0; r < n; r++) {
+        double y = 0.0;
+        for (int c = 0; c < n; c++) {
+            y += Dinv[r * n + c] * x[c];
+        }
+        d->qdd[k0 + r] = y;
+    }
+    d->a[i] = fb_mv_add(a1, fb_S_mul(m, i, d->qdd));
+}
+
 void fb_aba_phase2(const fb_model* m, fb_data* d) {
     assert(d->stage & FB_STAGE_ABA1);
-    /* bias forces: velocity products minus external forces, in body coordinates */
+    /* bias forces: velocity products minus external forces (most bodies have none) */
     for (int i = 1; i < m->nbody; i++) {
-        d->pA[i] = fb_fv_sub(d->pA_v[i], fb_xf_fv(d->X_0[i], d->f_ext[i]));
+        d->pA[i] = fb_fv_is_zero(d->f_ext[i])
+                       ? d->pA_v[i]
+                       : fb_fv_sub(d->pA_v[i], fb_xf_fv(d->X_0[i], d->f_ext[i]));
     }
-    /* leaves to root: u = tau - S^T p^A; p^a = p^A + I^a c + U D^-1 u handed to the parent.
-     * I^a c is expanded as I^A c - U D^-1 U^T c, so I^a itself is never stored. */
+    /* leaves to root: u, and the bias force handed to the parent */
     for (int i = m->nbody - 1; i >= 1; i--) {
-        const int k0 = m->v_adr[i], n = m->jnv[i];
-        double x[FB_JOINT_NV_MAX];
+        const int k0 = m->v_adr[i];
         fb_S_tr_mul(m, i, d->pA[i], d->u);
-        for (int k = 0; k < n; k++) {
+        for (int k = 0; k < m->jnv[i]; k++) {
             d->u[k0 + k] = d->tau[k0 + k] - d->u[k0 + k];
         }
         const int p = m->parent[i];
-        if (p == 0) {
-            continue;
+        if (p != 0) {
+            d->pA[p] = fb_fv_add(d->pA[p], fb_xf_tr_fv(d->X_up[i], bias_to_parent(m, d, i)));
         }
-        for (int k = 0; k < n; k++) {
-            x[k] = d->u[k0 + k] - fb_mv_dot_fv(d->c[i], d->U[k0 + k]);
-        }
-        fb_fv pa = fb_fv_add(d->pA[i], fb_abi_mv(&d->IA[i], d->c[i]));
-        pa = fb_fv_add(pa, U_Dinv_mul(m, d, i, x));
-        d->pA[p] = fb_fv_add(d->pA[p], fb_xf_tr_fv(d->X_up[i], pa));
     }
     /* root to leaves: accelerations, gravity as the base acceleration -g [RBDA §5.3] */
     d->a[0] = fb_mv_make(fb_v3_zero(), fb_v3_neg(m->opt.gravity));
     for (int i = 1; i < m->nbody; i++) {
-        const int k0 = m->v_adr[i], n = m->jnv[i];
-        const double* Dinv = d->D_inv + 36 * i;
-        const fb_mv a1 = fb_mv_add(fb_xf_mv(d->X_up[i], d->a[m->parent[i]]), d->c[i]);
-        double x[FB_JOINT_NV_MAX];
-        for (int k = 0; k < n; k++) {
-            x[k] = d->u[k0 + k] - fb_mv_dot_fv(a1, d->U[k0 + k]);
-        }
-        for (int r = 0; r < n; r++) {
-            double y = 0.0;
-            for (int c = 0; c < n; c++) {
-                y += Dinv[r * n + c] * x[c];
-            }
-            d->qdd[k0 + r] = y;
-        }
-        d->a[i] = fb_mv_add(a1, fb_S_mul(m, i, d->qdd));
+        joint_acceleration(m, d, i,
+                           fb_mv_add(fb_xf_mv(d->X_up[i], d->a[m->parent[i]]), d->c[i]));
     }
     d->stage |= FB_STAGE_ACC;
 }

@@ -10,7 +10,10 @@ static void position_pass(const fb_model* m, fb_data* d) {
     d->X_0[0] = fb_xf_identity();
     for (int i = 1; i < m->nbody; i++) {
         fb_jcalc(m, i, d->q, &d->XJ[i]);
-        d->X_up[i] = fb_xf_mul(d->XJ[i], m->X_tree[i]);
+        /* XJ (E, r) after a pure shift (1, s) is (E, s + r) */
+        d->X_up[i] = m->X_tree_rot[i]
+                         ? fb_xf_mul(d->XJ[i], m->X_tree[i])
+                         : (fb_xf){d->XJ[i].E, fb_v3_add(m->X_tree[i].r, d->XJ[i].r)};
         const int p = m->parent[i];
         d->X_0[i] = (p == 0) ? d->X_up[i] : fb_xf_mul(d->X_up[i], d->X_0[p]);
     }

@@ -45,6 +45,26 @@ void fb_chol_solve(const double* L, int n, double* b) {
     }
 }
 
+bool fb_spd3_inverse(const double* A, double* Ainv) {
+    const double a = A[0], b = A[1], c = A[2], e = A[4], f = A[5], i = A[8];
+    /* cofactors of the symmetric matrix [a b c; b e f; c f i] */
+    const double c00 = e * i - f * f, c01 = c * f - b * i, c02 = b * f - c * e;
+    const double det = a * c00 + b * c01 + c * c02;
+    /* Sylvester: a > 0, ae - b^2 > 0, det > 0; !(x > 0) also rejects NaN */
+    if (!(a > 0.0) || !(a * e - b * b > 0.0) || !(det > 0.0) || !isfinite(det)) {
+        return false;
+    }
+    const double s = 1.0 / det;
+    const double c11 = a * i - c * c, c12 = b * c - a * f, c22 = a * e - b * b;
+    Ainv[0] = c00 * s;
+    Ainv[1] = Ainv[3] = c01 * s;
+    Ainv[2] = Ainv[6] = c02 * s;
+    Ainv[4] = c11 * s;
+    Ainv[5] = Ainv[7] = c12 * s;
+    Ainv[8] = c22 * s;
+    return true;
+}
+
 /* Largest n fb_spd_inverse accepts: a floating joint's 6 dofs. */
 #define SPD_INVERSE_N_MAX 6
 

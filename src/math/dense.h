@@ -19,6 +19,11 @@ bool fb_chol_factor(double* A, int n);
 /* Solves L L^T x = b with L from fb_chol_factor; b (n) is overwritten with x. */
 void fb_chol_solve(const double* L, int n, double* b);
 
+/* Ainv = A^-1 for a symmetric positive-definite 3x3 A (row-major 9), by cofactors: ABA's D
+ * block of every ball joint. Returns false (Ainv untouched) unless A passes Sylvester's
+ * criterion (leading minors > 0). Ainv must not alias A. */
+bool fb_spd3_inverse(const double* A, double* Ainv);
+
 /* Ainv = A^-1 for SPD A with n <= 6 (row-major, both triangles written). Ainv must not alias
  * A. Returns false if A is not positive definite. */
 bool fb_spd_inverse(const double* A, int n, double* Ainv);

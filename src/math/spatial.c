@@ -1,6 +1,7 @@
 /* Spatial algebra: the operations too large to inline. */
 #include "spatial.h"
 
+#include "dense.h"
 #include "quat.h"
 
 double fb_abi_get(const fb_abi* IA, int r, int c) {
@@ -47,6 +48,38 @@ void fb_xf_tr_abi(fb_abi* out, fb_xf X, const fb_abi* IA) {
     out->A = A2;
     out->B = B2;
     out->C = C;
+}
+
+/* The A = B = 0 case of fb_xf_tr_abi: C' = E^T K E, B'' = rx C', A'' = rx B''^T. */
+void fb_abi_add_xf_tr_lin(fb_abi* acc, fb_xf X, fb_m3 K) {
+    const fb_m3 C = fb_m3_tr_congr(X.E, K);
+    const fb_m3 B = skew_mul(X.r, C);
+    acc->A = fb_m3_add(acc->A, skew_mul(X.r, fb_m3_transpose(B)));
+    acc->B = fb_m3_add(acc->B, B);
+    acc->C = fb_m3_add(acc->C, C);
+}
+
+bool fb_abi_inverse(const fb_abi* IA, double* inv) {
+    fb_m3 Ai, Si;
+    if (!fb_spd3_inverse(&IA->A.m[0][0], &Ai.m[0][0])) {
+        return false;
+    }
+    const fb_m3 W = fb_m3_mul(Ai, IA->B);
+    const fb_m3 S = fb_m3_sub(IA->C, fb_m3_tr_mul(IA->B, W));
+    if (!fb_spd3_inverse(&S.m[0][0], &Si.m[0][0])) {
+        return false;
+    }
+    const fb_m3 WSi = fb_m3_mul(W, Si);
+    const fb_m3 TL = fb_m3_add(Ai, fb_m3_mul_tr(WSi, W));
+    for (int r = 0; r < 3; r++) {
+        for (int c = 0; c < 3; c++) {
+            inv[r * 6 + c] = TL.m[r][c];
+            inv[r * 6 + c + 3] = -WSi.m[r][c];
+            inv[(r + 3) * 6 + c] = -WSi.m[c][r];
+            inv[(r + 3) * 6 + c + 3] = Si.m[r][c];
+        }
+    }
+    return true;
 }
 
 fb_quat fb_quat_from_m3(fb_m3 R) {

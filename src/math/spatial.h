@@ -70,6 +70,11 @@ static inline fb_fv fb_fv_axpy(fb_fv y, double s, fb_fv x) {
 static inline double fb_fv_get(fb_fv a, int k) {
     return k < 3 ? fb_v3_get(a.n, k) : fb_v3_get(a.f, k - 3);
 }
+/* True when every component is exactly zero. */
+static inline bool fb_fv_is_zero(fb_fv a) {
+    return a.n.x == 0.0 && a.n.y == 0.0 && a.n.z == 0.0 && a.f.x == 0.0 && a.f.y == 0.0 &&
+           a.f.z == 0.0;
+}
 /* The scalar product m . f (power, when m is a velocity). */
 static inline double fb_mv_dot_fv(fb_mv m, fb_fv f) {
     return fb_v3_dot(m.w, f.n) + fb_v3_dot(m.v, f.f);
@@ -175,5 +180,14 @@ double fb_abi_get(const fb_abi* IA, int r, int c);
 
 /* out = X^T IA X: IA given in B coordinates, expressed in A coordinates. out may alias IA. */
 void fb_xf_tr_abi(fb_abi* out, fb_xf X, const fb_abi* IA);
+
+/* inv (6x6 row-major) = IA^-1 by blocks: with W = A^-1 B and the Schur complement
+ * S = C - B^T W, IA^-1 = [A^-1 + W S^-1 W^T, -W S^-1; -S^-1 W^T, S^-1]. Returns false unless
+ * IA is positive definite (A and S both are). */
+bool fb_abi_inverse(const fb_abi* IA, double* inv);
+
+/* acc += X^T [0 0; 0 K] X for a symmetric 3x3 K given in B coordinates: the articulated
+ * inertia a ball joint hands to its parent has only this lower-right block. */
+void fb_abi_add_xf_tr_lin(fb_abi* acc, fb_xf X, fb_m3 K);
 
 #endif /* FB_MATH_SPATIAL_H */

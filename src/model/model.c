@@ -67,6 +67,7 @@ static size_t layout_model(fb_model* m, char* base, int cap) {
     m->jnv = fb_block_carve(base, &off, nb * sizeof(int));
     m->axis = fb_block_carve(base, &off, nb * sizeof(fb_v3));
     m->X_tree = fb_block_carve(base, &off, nb * sizeof(fb_xf));
+    m->X_tree_rot = fb_block_carve(base, &off, nb * sizeof(bool));
     m->I = fb_block_carve(base, &off, nb * sizeof(fb_rbi));
     m->name = fb_block_carve(base, &off, nb * FB_NAME_MAX);
     m->S = fb_block_carve(base, &off, nv_max * sizeof(fb_mv));
@@ -282,6 +283,8 @@ fb_status fb_model_add_body(fb_model* m, const fb_body_def* def, int* id, fb_err
     m->jtype[i] = def->joint;
     m->axis[i] = axis;
     m->X_tree[i] = def->X_tree;
+    m->X_tree_rot[i] = memcmp(&def->X_tree.E, &(fb_m3){{{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}},
+                              sizeof(fb_m3)) != 0;
     m->I[i] = def->inertia;
     strcpy(m->name[i], name);
     if (id) {

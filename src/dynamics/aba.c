@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "featherbone/dynamics.h"
+#include "dynamics/kinematics.h"
 #include "math/dense.h"
 #include "math/spatial.h"
 #include "model/joint.h"
@@ -88,23 +89,25 @@ static bool joint_inertia(const fb_model* m, fb_data* d, int i) {
 }
 
 fb_status fb_aba_phase1(const fb_model* m, fb_data* d, fb_error* err) {
-    fb_kinematics(m, d);
-    /* every body starts as a rigid body with its velocity-product bias force */
+    /* root to leaves: kinematics; every body starts as a rigid body with its
+     * velocity-product bias force */
+    fb_kin_world(d);
     for (int i = 1; i < m->nbody; i++) {
+        fb_kin_body(m, d, i);
         d->IA[i] = fb_abi_from_rbi(m->I[i]);
         d->pA_v[i] = fb_crf(d->v[i], fb_rbi_mv(m->I[i], d->v[i]));
     }
     /* leaves to root: U, D^-1, and the articulated inertia handed to the parent */
     for (int i = m->nbody - 1; i >= 1; i--) {
         if (!joint_inertia(m, d, i)) {
-            d->stage &= ~(unsigned)FB_STAGE_ABA1;
+            d->stage = FB_STAGE_POS | FB_STAGE_VEL;
             return fb_fail(err, FB_ENUMERIC,
                            "t=%g s: body '%s' (%s joint): articulated inertia S^T I^A S is not "
                            "positive definite (massless subtree?)",
                            d->time, m->name[i], fb_joint_type_name(m->jtype[i]));
         }
     }
-    d->stage |= FB_STAGE_ABA1;
+    d->stage = FB_STAGE_POS | FB_STAGE_VEL | FB_STAGE_ABA1;
     return fb_ok(err);
 }
 

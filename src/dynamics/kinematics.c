@@ -2,38 +2,21 @@
 #include <assert.h>
 
 #include "featherbone/dynamics.h"
+#include "dynamics/kinematics.h"
 #include "math/spatial.h"
-#include "model/joint.h"
-
-/* Root to leaves: joint transforms, parent -> body and world -> body transforms. */
-static void position_pass(const fb_model* m, fb_data* d) {
-    d->X_0[0] = fb_xf_identity();
-    for (int i = 1; i < m->nbody; i++) {
-        fb_jcalc(m, i, d->q, &d->XJ[i]);
-        /* XJ (E, r) after a pure shift (1, s) is (E, s + r) */
-        d->X_up[i] = m->X_tree_rot[i]
-                         ? fb_xf_mul(d->XJ[i], m->X_tree[i])
-                         : (fb_xf){d->XJ[i].E, fb_v3_add(m->X_tree[i].r, d->XJ[i].r)};
-        const int p = m->parent[i];
-        d->X_0[i] = (p == 0) ? d->X_up[i] : fb_xf_mul(d->X_up[i], d->X_0[p]);
-    }
-}
 
 void fb_kinematics_pos(const fb_model* m, fb_data* d) {
-    position_pass(m, d);
+    fb_kin_world(d);
+    for (int i = 1; i < m->nbody; i++) {
+        fb_kin_body_pos(m, d, i);
+    }
     d->stage = FB_STAGE_POS;
 }
 
 void fb_kinematics(const fb_model* m, fb_data* d) {
-    position_pass(m, d);
-    /* root to leaves: body velocity and velocity-product acceleration [RBDA T7.1]; cJ = 0 */
-    d->v[0] = fb_mv_zero();
-    d->c[0] = fb_mv_zero();
+    fb_kin_world(d);
     for (int i = 1; i < m->nbody; i++) {
-        const fb_mv vJ = fb_S_mul(m, i, d->qd);
-        d->vJ[i] = vJ;
-        d->v[i] = fb_mv_add(fb_xf_mv(d->X_up[i], d->v[m->parent[i]]), vJ);
-        d->c[i] = fb_crm(d->v[i], vJ);
+        fb_kin_body(m, d, i);
     }
     d->stage = FB_STAGE_POS | FB_STAGE_VEL;
 }

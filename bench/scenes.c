@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "math/quat.h"
 #include "math/spatial.h"
@@ -46,6 +47,30 @@ fb_quat scene_rng_quat(scene_rng* r) {
 fb_v3 scene_rng_unit(scene_rng* r) {
     const fb_v3 v = {scene_rng_normal(r), scene_rng_normal(r), scene_rng_normal(r)};
     return fb_v3_scale(v, 1.0 / fb_v3_norm(v));
+}
+
+/* ---- building ------------------------------------------------------------------------- */
+
+fb_model* scene_build(int n, scene_body_fn make, void* ctx, fb_error* err) {
+    fb_model* m = fb_model_create(n, NULL, err);
+    if (!m) {
+        return NULL;
+    }
+    for (int k = 1; k <= n; k++) {
+        char name[SCENE_NAME_CAP];
+        fb_body_def def = fb_default_body_def();
+        def.name = name;
+        make(k, &def, name, ctx);
+        if (fb_model_add_body(m, &def, NULL, err) != FB_OK) {
+            fb_model_destroy(m);
+            return NULL;
+        }
+    }
+    if (fb_model_finalize(m, err) != FB_OK) {
+        fb_model_destroy(m);
+        return NULL;
+    }
+    return m;
 }
 
 /* ---- Bender's trees -------------------------------------------------------------------- */
@@ -146,35 +171,30 @@ static const humanoid_part HUMANOID[] = {
     {"toe_r", "foot_r", FB_JOINT_REVOLUTE, 0.040, 0.030, {0, 0, 0.16}, FWD},
 };
 
-fb_model* scene_humanoid(fb_error* err) {
+/* Body k of the humanoid table; parents come earlier in the table, so their index is theirs. */
+static void humanoid_body(int k, fb_body_def* def, char* name, void* ctx) {
+    (void)ctx;
     const int n = (int)(sizeof HUMANOID / sizeof HUMANOID[0]);
-    fb_model* m = fb_model_create(n, NULL, err);
-    if (!m) {
-        return NULL;
-    }
-    for (int k = 0; k < n; k++) {
-        const humanoid_part* p = &HUMANOID[k];
-        fb_body_def def = fb_default_body_def();
-        def.name = p->name;
-        def.parent = p->parent ? fb_model_body_by_name(m, p->parent) : 0;
-        def.joint = p->joint;
-        /* hinges turn about the sagittal-plane normal, X */
-        def.axis = fb_v3_make(1.0, 0.0, 0.0);
-        /* the pelvis is placed by its floating coordinates (scene_humanoid_standing) */
-        def.X_tree = fb_xf_xlt(p->parent ? p->offset : fb_v3_zero());
-        const fb_v3 p0 = p->parent ? fb_v3_zero() : p->offset;
-        const fb_v3 p1 = fb_v3_axpy(p0, p->length, p->dir);
-        def.inertia = fb_rbi_capsule(SCENE_HUMANOID_DENSITY, p->radius, p0, p1);
-        if (fb_model_add_body(m, &def, NULL, err) != FB_OK) {
-            fb_model_destroy(m);
-            return NULL;
+    const humanoid_part* p = &HUMANOID[k - 1];
+    snprintf(name, SCENE_NAME_CAP, "%s", p->name);
+    def->parent = 0;
+    for (int j = 0; p->parent && j < n; j++) {
+        if (strcmp(HUMANOID[j].name, p->parent) == 0) {
+            def->parent = j + 1;
         }
     }
-    if (fb_model_finalize(m, err) != FB_OK) {
-        fb_model_destroy(m);
-        return NULL;
-    }
-    return m;
+    def->joint = p->joint;
+    /* hinges turn about the sagittal-plane normal, X */
+    def->axis = fb_v3_make(1.0, 0.0, 0.0);
+    /* the pelvis is placed by its floating coordinates (scene_humanoid_standing) */
+    def->X_tree = fb_xf_xlt(p->parent ? p->offset : fb_v3_zero());
+    const fb_v3 p0 = p->parent ? fb_v3_zero() : p->offset;
+    const fb_v3 p1 = fb_v3_axpy(p0, p->length, p->dir);
+    def->inertia = fb_rbi_capsule(SCENE_HUMANOID_DENSITY, p->radius, p0, p1);
+}
+
+fb_model* scene_humanoid(fb_error* err) {
+    return scene_build((int)(sizeof HUMANOID / sizeof HUMANOID[0]), humanoid_body, NULL, err);
 }
 
 void scene_humanoid_standing(const fb_model* m, double* q) {
@@ -199,34 +219,22 @@ static fb_rbi random_inertia(scene_rng* r) {
     return fb_rbi_from_mass_com(mass, c, Ic);
 }
 
+/* Body k of a random tree: random parent, joint, axis, X_tree and inertia. */
+static void random_body(int k, fb_body_def* def, char* name, void* ctx) {
+    scene_rng* r = ctx;
+    snprintf(name, SCENE_NAME_CAP, "b%d", k);
+    def->parent = scene_rng_int(r, 0, k - 1);
+    def->joint = (fb_joint_type)scene_rng_int(r, FB_JOINT_FIXED, FB_JOINT_FLOATING);
+    def->axis = scene_rng_unit(r);
+    def->X_tree = (fb_xf){fb_quat_to_m3(scene_rng_quat(r)),
+                          fb_v3_scale(scene_rng_unit(r), scene_rng_uniform(r, 0.0, 0.5))};
+    def->inertia = random_inertia(r);
+}
+
 fb_model* scene_random_tree(uint64_t seed, int max_bodies, fb_error* err) {
     scene_rng r = scene_rng_make(seed);
     const int n = scene_rng_int(&r, 1, max_bodies);
-    fb_model* m = fb_model_create(n, NULL, err);
-    if (!m) {
-        return NULL;
-    }
-    for (int i = 1; i <= n; i++) {
-        char name[32];
-        snprintf(name, sizeof name, "b%d", i);
-        fb_body_def def = fb_default_body_def();
-        def.name = name;
-        def.parent = scene_rng_int(&r, 0, i - 1);
-        def.joint = (fb_joint_type)scene_rng_int(&r, FB_JOINT_FIXED, FB_JOINT_FLOATING);
-        def.axis = scene_rng_unit(&r);
-        def.X_tree = (fb_xf){fb_quat_to_m3(scene_rng_quat(&r)),
-                             fb_v3_scale(scene_rng_unit(&r), scene_rng_uniform(&r, 0.0, 0.5))};
-        def.inertia = random_inertia(&r);
-        if (fb_model_add_body(m, &def, NULL, err) != FB_OK) {
-            fb_model_destroy(m);
-            return NULL;
-        }
-    }
-    if (fb_model_finalize(m, err) != FB_OK) {
-        fb_model_destroy(m);
-        return NULL;
-    }
-    return m;
+    return scene_build(n, random_body, &r, err);
 }
 
 void scene_random_state(const fb_model* m, fb_data* d, scene_rng* r, double qd_max,

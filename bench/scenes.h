@@ -27,6 +27,14 @@ fb_quat scene_rng_quat(scene_rng* r);
 /* A uniformly distributed unit vector. */
 fb_v3 scene_rng_unit(scene_rng* r);
 
+/* Fills def (already fb_default_body_def(), with `name` pointing at a buffer of
+ * SCENE_NAME_CAP chars) for body k = 1..n of a model being built. */
+#define SCENE_NAME_CAP 32
+typedef void (*scene_body_fn)(int k, fb_body_def* def, char* name, void* ctx);
+
+/* Builds and finalizes a model of n bodies from make(); NULL and err filled on failure. */
+fb_model* scene_build(int n, scene_body_fn make, void* ctx, fb_error* err);
+
 /* Bender's binary tree of depth 4..7 (31, 63, 127, 255 boxes on ball joints), hanging from a
  * fixed base at the origin. NULL and err filled on failure. */
 fb_model* scene_bender_tree(int depth, fb_error* err);

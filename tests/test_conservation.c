@@ -16,33 +16,26 @@
 #define ENERGY_DRIFT_TOL 1e-4
 #define MOMENTUM_TOL 1e-9
 
-/* A chain of n rods hanging along -Y, each joint at the previous rod's end. */
+/* A chain of rods hanging along -Y, each joint at the previous rod's end. */
+typedef struct chain_spec {
+    fb_joint_type joint;
+    double length;
+} chain_spec;
+
+static void chain_body(int k, fb_body_def* def, char* name, void* ctx) {
+    const chain_spec* c = ctx;
+    snprintf(name, SCENE_NAME_CAP, "link%d", k);
+    def->parent = k - 1;
+    def->joint = c->joint;
+    def->axis = fb_v3_make(0.0, 0.0, 1.0);
+    def->X_tree = fb_xf_xlt(fb_v3_make(0.0, k == 1 ? 0.0 : -c->length, 0.0));
+    def->inertia = fb_rbi_box(800.0, fb_v3_make(0.05, c->length, 0.05),
+                              fb_v3_make(0.0, -0.5 * c->length, 0.0));
+}
+
 static fb_model* chain(int n, fb_joint_type joint, double length, fb_error* err) {
-    fb_model* m = fb_model_create(n, NULL, err);
-    if (!m) {
-        return NULL;
-    }
-    for (int i = 1; i <= n; i++) {
-        char name[16];
-        snprintf(name, sizeof name, "link%d", i);
-        fb_body_def def = fb_default_body_def();
-        def.name = name;
-        def.parent = i - 1;
-        def.joint = joint;
-        def.axis = fb_v3_make(0.0, 0.0, 1.0);
-        def.X_tree = fb_xf_xlt(fb_v3_make(0.0, i == 1 ? 0.0 : -length, 0.0));
-        def.inertia = fb_rbi_box(800.0, fb_v3_make(0.05, length, 0.05),
-                                 fb_v3_make(0.0, -0.5 * length, 0.0));
-        if (fb_model_add_body(m, &def, NULL, err) != FB_OK) {
-            fb_model_destroy(m);
-            return NULL;
-        }
-    }
-    if (fb_model_finalize(m, err) != FB_OK) {
-        fb_model_destroy(m);
-        return NULL;
-    }
-    return m;
+    chain_spec spec = {joint, length};
+    return scene_build(n, chain_body, &spec, err);
 }
 
 static double total_energy(const fb_model* m, fb_data* d, double* kinetic) {
@@ -102,37 +95,23 @@ START_TEST(ten_link_chain_conserves_energy) {
 }
 END_TEST
 
-/* A floating base (body 1) with n-1 more bodies on random joints of every type, each attached
+/* A floating base (body 1) with more bodies on random joints of every type, each attached
  * to a random earlier body other than the world, so nothing holds the system in place. */
+static void floating_body(int k, fb_body_def* def, char* name, void* ctx) {
+    scene_rng* r = ctx;
+    snprintf(name, SCENE_NAME_CAP, "b%d", k);
+    def->parent = (k == 1) ? 0 : scene_rng_int(r, 1, k - 1);
+    def->joint = (k == 1) ? FB_JOINT_FLOATING
+                          : (fb_joint_type)scene_rng_int(r, FB_JOINT_FIXED, FB_JOINT_FLOATING);
+    def->axis = scene_rng_unit(r);
+    def->X_tree = (fb_xf){fb_quat_to_m3(scene_rng_quat(r)), fb_v3_scale(scene_rng_unit(r), 0.3)};
+    def->inertia =
+        fb_rbi_box(600.0, fb_v3_make(0.1, 0.2, 0.3), fb_v3_scale(scene_rng_unit(r), 0.1));
+}
+
 static fb_model* floating_tree(uint64_t seed, int n, fb_error* err) {
     scene_rng r = scene_rng_make(seed);
-    fb_model* m = fb_model_create(n, NULL, err);
-    if (!m) {
-        return NULL;
-    }
-    for (int i = 1; i <= n; i++) {
-        char name[16];
-        snprintf(name, sizeof name, "b%d", i);
-        fb_body_def def = fb_default_body_def();
-        def.name = name;
-        def.parent = (i == 1) ? 0 : scene_rng_int(&r, 1, i - 1);
-        def.joint = (i == 1) ? FB_JOINT_FLOATING
-                             : (fb_joint_type)scene_rng_int(&r, FB_JOINT_FIXED, FB_JOINT_FLOATING);
-        def.axis = scene_rng_unit(&r);
-        def.X_tree = (fb_xf){fb_quat_to_m3(scene_rng_quat(&r)),
-                             fb_v3_scale(scene_rng_unit(&r), 0.3)};
-        def.inertia = fb_rbi_box(600.0, fb_v3_make(0.1, 0.2, 0.3),
-                                 fb_v3_scale(scene_rng_unit(&r), 0.1));
-        if (fb_model_add_body(m, &def, NULL, err) != FB_OK) {
-            fb_model_destroy(m);
-            return NULL;
-        }
-    }
-    if (fb_model_finalize(m, err) != FB_OK) {
-        fb_model_destroy(m);
-        return NULL;
-    }
-    return m;
+    return scene_build(n, floating_body, &r, err);
 }
 
 /* Momentum of a system in zero gravity over `steps` RK4 steps; returns the worst relative

@@ -38,7 +38,7 @@ static bool check_model(const char* label, fb_model* m, int states, scene_rng* r
     }
     const bool ok = c.aba_vs_crba < SELFCHECK_TOL && c.rnea_after_aba < SELFCHECK_TOL &&
                     c.m_asymmetry < SELFCHECK_TOL && c.m_not_pd == 0 && c.states == states;
-    printf("%-10s %5d %4d %8.2f  %9.2e  %9.2e  %9.2e  %s\n", label, m->nbody - 1, m->nv,
+    printf("%-10s %6d %4d %8.2f  %9.2e  %9.2e  %9.2e  %s\n", label, m->nbody - 1, m->nv,
            fb_model_mass(m), c.aba_vs_crba, c.rnea_after_aba, c.m_asymmetry,
            ok ? "ok" : "FAIL");
     return ok;
@@ -76,7 +76,7 @@ int cmd_selfcheck(int argc, char** argv) {
     printf("featherbone %s selfcheck: %d random states per model, seed %d\n", FB_VERSION_STRING,
            states, seed);
     printf("worst relative errors (pass below %.0e):\n", SELFCHECK_TOL);
-    printf("%-10s %5s %4s %8s  %9s  %9s  %9s\n", "model", "bodies", "dof", "mass_kg",
+    printf("%-10s %6s %4s %8s  %9s  %9s  %9s\n", "model", "bodies", "dof", "mass_kg",
            "ABA-CRBA", "RNEA(ABA)", "M-M^T");
     scene_rng r = scene_rng_make((uint64_t)seed);
     bool ok = check_model("humanoid", models[0], states, &r);

@@ -3,8 +3,9 @@
 # Run as root (or with sudo available). Safe to run again: it does nothing when all are there.
 set -euo pipefail
 
-# build: compiler, cmake >= 3.25, pkg-config; tests: Check (with its subunit dependency)
-PACKAGES=(gcc make cmake pkg-config check)
+# build: compiler, cmake >= 3.25, pkg-config; clip import: Assimp (+ its command-line tool,
+# used by the tests to open exported files); gains and rules: cJSON; tests: Check
+PACKAGES=(gcc make cmake pkg-config libassimp-dev assimp-utils libcjson-dev check)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -12,6 +12,8 @@ static const char USAGE[] =
     "Motion capture made physical: reduced-coordinate articulated dynamics.\n"
     "\n"
     "commands:\n"
+    "  info        a clip's skeleton, frames, units and the character built from it\n"
+    "  convert     a clip through featherbone and back out as BVH (convert --help)\n"
     "  selfcheck   check the dynamics on the bundled humanoid and Bender tree\n"
     "              against independent algorithms (ABA vs CRBA, RNEA after ABA)\n"
     "  bench       time the dynamics on the benchmark models (bench --help)\n"
@@ -59,7 +61,13 @@ int main(int argc, char** argv) {
     if (strcmp(cmd, "bench") == 0) {
         return cmd_bench(argc - 2, argv + 2);
     }
-    fprintf(stderr, "featherbone: unknown command '%s' (expected one of: selfcheck, bench, help)\n",
+    if (strcmp(cmd, "info") == 0) {
+        return cmd_info(argc - 2, argv + 2);
+    }
+    if (strcmp(cmd, "convert") == 0) {
+        return cmd_convert(argc - 2, argv + 2);
+    }
+    fprintf(stderr, "featherbone: unknown command '%s' (expected one of: info, convert, selfcheck, bench, help)\n",
             cmd);
     return EXIT_USAGE;
 }

@@ -46,6 +46,22 @@ typedef struct fb_options {
     fb_v3 gravity; /* m/s^2, world coordinates; default (0, -9.81, 0) */
 } fb_options;
 
+/* Collision and mass geometry attached to a body (body coordinates, metres). */
+typedef enum fb_shape_type {
+    FB_SHAPE_SPHERE = 0,
+    FB_SHAPE_CAPSULE = 1,
+    FB_SHAPE_BOX = 2
+} fb_shape_type;
+
+typedef struct fb_shape {
+    fb_shape_type type;
+    int body;      /* the body it belongs to */
+    double radius; /* sphere, capsule */
+    fb_v3 p0, p1;  /* capsule: the axis segment; sphere and box: p0 is the centre */
+    fb_v3 size;    /* box: edge lengths along its axes */
+    fb_m3 R;       /* box: its axes as columns, in body coordinates */
+} fb_shape;
+
 /* Everything needed to add one body. Start from fb_default_body_def(). */
 typedef struct fb_body_def {
     const char* name;    /* unique, non-empty, shorter than FB_NAME_MAX */
@@ -81,10 +97,13 @@ typedef struct fb_model {
     fb_mv* S;              /* (nv) motion subspace column of each dof, child coordinates */
     int* dof_body;         /* (nv) body owning each dof */
     double* q_neutral;     /* (nq) the zero configuration: zero angles, identity quaternions */
+    int nshape;            /* shapes attached */
+    fb_shape* shape;       /* (nshape) */
 
     fb_options opt;
 
     int capacity;   /* most bodies this model can hold, world included */
+    int shape_capacity; /* most shapes: two per body */
     bool finalized; /* true once fb_model_finalize succeeded; the model is then constant */
 
     /* private */
@@ -103,6 +122,11 @@ FB_API void fb_model_destroy(fb_model* m);
  * Returns FB_EINVAL for a bad def (message names the body and field), FB_ECAPACITY when full,
  * FB_ESTATE after finalize. */
 FB_API fb_status fb_model_add_body(fb_model* m, const fb_body_def* def, int* id, fb_error* err);
+
+/* Attaches a shape to an existing body. FB_EINVAL for a bad shape (non-positive or non-finite
+ * sizes, a body that does not exist, box axes that are not a rotation), FB_ECAPACITY when
+ * full, FB_ESTATE after finalize. */
+FB_API fb_status fb_model_add_shape(fb_model* m, const fb_shape* shape, fb_error* err);
 
 /* Computes coordinate addresses and motion subspaces and checks the whole model. After it
  * succeeds the model is constant and can be shared read-only by any number of fb_data. */

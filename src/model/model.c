@@ -73,6 +73,7 @@ static size_t layout_model(fb_model* m, char* base, int cap) {
     m->S = fb_block_carve(base, &off, nv_max * sizeof(fb_mv));
     m->dof_body = fb_block_carve(base, &off, nv_max * sizeof(int));
     m->q_neutral = fb_block_carve(base, &off, nq_max * sizeof(double));
+    m->shape = fb_block_carve(base, &off, 2 * nb * sizeof(fb_shape));
     return off;
 }
 
@@ -102,6 +103,7 @@ fb_model* fb_model_create(int max_bodies, const fb_allocator* alloc, fb_error* e
     m->alloc = a;
     m->block = block;
     m->capacity = cap;
+    m->shape_capacity = 2 * cap;
     m->opt.gravity = (fb_v3){0.0, -FB_DEFAULT_GRAVITY, 0.0};
 
     /* body 0: the fixed world */
@@ -290,6 +292,47 @@ fb_status fb_model_add_body(fb_model* m, const fb_body_def* def, int* id, fb_err
     if (id) {
         *id = i;
     }
+    return fb_ok(err);
+}
+
+fb_status fb_model_add_shape(fb_model* m, const fb_shape* sh, fb_error* err) {
+    if (m->finalized) {
+        return fb_fail(err, FB_ESTATE, "fb_model_add_shape: model already finalized");
+    }
+    if (sh->body < 0 || sh->body >= m->nbody) {
+        return fb_fail(err, FB_EINVAL, "shape %d: body: expected 0..%d, found %d", m->nshape,
+                       m->nbody - 1, sh->body);
+    }
+    const char* name = m->name[sh->body];
+    if (!fb_v3_is_finite(sh->p0) || !fb_v3_is_finite(sh->p1) || !fb_v3_is_finite(sh->size) ||
+        !m3_is_finite(sh->R)) {
+        return fb_fail(err, FB_EINVAL, "body '%s': shape: expected finite values", name);
+    }
+    switch (sh->type) {
+    case FB_SHAPE_SPHERE:
+    case FB_SHAPE_CAPSULE:
+        if (!(sh->radius > 0.0) || !isfinite(sh->radius)) {
+            return fb_fail(err, FB_EINVAL, "body '%s': shape radius: expected > 0, found %g", name,
+                           sh->radius);
+        }
+        break;
+    case FB_SHAPE_BOX:
+        if (!(sh->size.x > 0.0 && sh->size.y > 0.0 && sh->size.z > 0.0)) {
+            return fb_fail(err, FB_EINVAL, "body '%s': box size: expected > 0", name);
+        }
+        if (!m3_is_rotation(sh->R)) {
+            return fb_fail(err, FB_EINVAL, "body '%s': box axes: expected a rotation", name);
+        }
+        break;
+    default:
+        return fb_fail(err, FB_EINVAL, "body '%s': shape type: expected 0..2, found %d", name,
+                       (int)sh->type);
+    }
+    if (m->nshape >= m->shape_capacity) {
+        return fb_fail(err, FB_ECAPACITY, "body '%s': shape: model full (%d shapes)", name,
+                       m->shape_capacity);
+    }
+    m->shape[m->nshape++] = *sh;
     return fb_ok(err);
 }
 

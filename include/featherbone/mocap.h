@@ -1,0 +1,238 @@
+/* featherbone: mocap clips in and out.
+ *
+ *   fb_clip       a clip as the file has it: skeleton (names, hierarchy, offsets, channels and
+ *                 rotation orders), frames of channel values in the file's own units and degrees,
+ *                 frame time, and what was detected about it (length unit, up axis, meaning of
+ *                 position channels on non-root joints)
+ *   fb_character  an fb_model built from a clip's skeleton by the character rules, with the map
+ *                 between clip joints and bodies and per-body masses
+ *   fb_motion     joint trajectories q(t) of a character at a chosen rate
+ *
+ * Units: inside the library everything is SI (metres, radians); degrees and file units exist
+ * only in fb_clip's raw frames and in the files. */
+#ifndef FEATHERBONE_MOCAP_H
+#define FEATHERBONE_MOCAP_H
+
+#include <stdbool.h>
+
+#include "base.h"
+#include "model.h"
+#include "types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A BVH channel. */
+typedef enum fb_channel {
+    FB_CH_XPOS = 0,
+    FB_CH_YPOS = 1,
+    FB_CH_ZPOS = 2,
+    FB_CH_XROT = 3,
+    FB_CH_YROT = 4,
+    FB_CH_ZROT = 5
+} fb_channel;
+
+/* "Xposition" ... "Zrotation". */
+FB_API const char* fb_channel_name(fb_channel c);
+
+typedef enum fb_up_axis { FB_UP_AUTO = 0, FB_UP_Y = 1, FB_UP_Z = 2 } fb_up_axis;
+
+/* What position channels on a non-root joint mean. */
+typedef enum fb_pos_mode {
+    FB_POS_AUTO = 0,     /* detect from the data */
+    FB_POS_ABSOLUTE = 1, /* the channel is the joint's full offset (it replaces OFFSET) */
+    FB_POS_RELATIVE = 2  /* the channel is a displacement added to OFFSET */
+} fb_pos_mode;
+
+FB_API const char* fb_pos_mode_name(fb_pos_mode m);
+
+/* Most warnings one clip keeps (further ones are counted, not stored). */
+#define FB_CLIP_MAX_WARN 16
+#define FB_CLIP_WARN_LEN 200
+
+/* One joint of a clip's skeleton. */
+typedef struct fb_clip_joint {
+    char name[FB_NAME_MAX];
+    int parent;          /* index of the parent joint, -1 for the root; parent < own index */
+    fb_v3 offset;        /* from the parent's origin, parent axes, file units */
+    int nchan;           /* 0..6 */
+    fb_channel chan[6];  /* channels in file order */
+    int col;             /* column of the first channel in a frame */
+    bool has_end;        /* an End Site follows this joint */
+    fb_v3 end_offset;    /* the End Site's offset (file units) */
+} fb_clip_joint;
+
+/* How to read a clip. Start from fb_default_clip_opts(). */
+typedef struct fb_clip_opts {
+    double scale;         /* metres per file unit; 0 = detect from the standing height */
+    double height;        /* scale the skeleton to this standing height (m); 0 = off */
+    fb_up_axis up;        /* FB_UP_AUTO = detect */
+    fb_pos_mode pos_mode; /* FB_POS_AUTO = detect */
+    bool use_assimp;      /* cross-load BVH files with Assimp (default true) */
+} fb_clip_opts;
+
+FB_API fb_clip_opts fb_default_clip_opts(void);
+
+typedef struct fb_clip {
+    int njoint;            /* skeleton joints (End Sites are not joints) */
+    fb_clip_joint* joint;  /* (njoint) parents before children */
+    int nchan;             /* values per frame */
+    int nframe;            /* frames kept */
+    int declared_frames;   /* the file's "Frames:" (BVH), or nframe */
+    double frame_time;     /* s */
+    double* frames;        /* (nframe x nchan) values as in the file: file units, degrees */
+
+    double unit;             /* metres per file unit, detected or given */
+    char unit_name[32];      /* "cm", "m", "dm", "inch", "CMU (0.056444 m)", "given", ... */
+    double height_file;      /* rest-pose standing height in file units */
+    fb_up_axis up;           /* detected or given: FB_UP_Y or FB_UP_Z */
+    fb_pos_mode pos_mode;    /* detected or given; FB_POS_AUTO when no non-root joint has
+                                position channels */
+    char format[16];         /* "bvh", or the Assimp importer's file extension */
+    char source[256];        /* the path (or name) it was read from */
+
+    int nwarn;                                   /* warnings issued (may exceed the stored) */
+    char warn[FB_CLIP_MAX_WARN][FB_CLIP_WARN_LEN]; /* the first FB_CLIP_MAX_WARN */
+
+    /* private */
+    fb_allocator alloc;
+    int joint_cap;
+} fb_clip;
+
+/* Reads a clip. BVH files are parsed at double precision by featherbone's own reader (which
+ * also keeps every joint's channel order, which Assimp discards) and cross-loaded with Assimp,
+ * whose node tree must match; other formats (FBX, glTF, Collada, ...) are imported through
+ * Assimp. Errors: FB_EIO (cannot read), FB_EINVAL (malformed: the message names the file, the
+ * line for BVH, and what was expected), FB_ENOMEM. `opts` and `alloc` may be NULL. */
+FB_API fb_clip* fb_clip_load(const char* path, const fb_clip_opts* opts,
+                             const fb_allocator* alloc, fb_error* err);
+
+/* Parses BVH text (len bytes, need not be NUL-terminated); `name` is used in messages. No
+ * Assimp cross-load. */
+FB_API fb_clip* fb_clip_parse_bvh(const char* text, size_t len, const char* name,
+                                  const fb_clip_opts* opts, const fb_allocator* alloc,
+                                  fb_error* err);
+
+FB_API void fb_clip_destroy(fb_clip* c);
+
+/* Joint index by name, or -1. */
+FB_API int fb_clip_joint_by_name(const fb_clip* c, const char* name);
+
+/* Rest-pose position of every joint (njoint) and End Site (per joint; zero when none), in
+ * metres, world axes after the up-axis change. Either output may be NULL. */
+FB_API void fb_clip_rest_positions(const fb_clip* c, fb_v3* joints, fb_v3* ends);
+
+/* ---- character ------------------------------------------------------------------------- */
+
+/* Mass models. */
+typedef enum fb_mass_model {
+    FB_MASS_DENSITY = 0,      /* shapes at a density (water, scaled to --mass if given) */
+    FB_MASS_ANTHROPOMETRIC = 1 /* segment mass fractions (de Leva 1996) of a given body mass */
+} fb_mass_model;
+
+/* Character rules (data/character_rules.json). Patterns are case-insensitive substrings of
+ * joint names; within each list the first match wins. */
+#define FB_RULES_MAX 48
+#define FB_PATTERN_MAX 32
+typedef struct fb_rule_part {
+    char pattern[FB_PATTERN_MAX]; /* substring of a joint name */
+    double radius;                /* capsule radius (m) */
+    char segment[16];             /* de Leva segment: head, trunk, upperarm, forearm, hand,
+                                     thigh, shank, foot */
+    bool box;                     /* a box instead of a capsule (feet) */
+} fb_rule_part;
+
+typedef struct fb_rules {
+    double density;       /* kg/m^3 */
+    double default_radius; /* m, for joints no part pattern matches */
+    int npart;
+    fb_rule_part part[FB_RULES_MAX];
+    int nhinge;
+    char hinge[FB_RULES_MAX][FB_PATTERN_MAX]; /* joints made revolute */
+    int ndrop;
+    char drop[FB_RULES_MAX][FB_PATTERN_MAX]; /* joints frozen into their parent */
+} fb_rules;
+
+/* Reads a rules file. FB_EIO / FB_EINVAL with the file and field named. */
+FB_API fb_status fb_rules_load(const char* path, fb_rules* rules, fb_error* err);
+
+/* Rules with no hinges and no drops: every rotating clip joint stays a ball joint, so a
+ * clip -> character -> clip round trip is lossless (used by `featherbone convert`). */
+FB_API fb_rules fb_rules_lossless(void);
+
+typedef struct fb_build_opts {
+    const fb_rules* rules;    /* NULL = fb_rules_lossless() */
+    fb_mass_model mass_model; /* default FB_MASS_DENSITY */
+    double mass;              /* total mass target (kg); 0 = as the density gives (required
+                                 > 0 for FB_MASS_ANTHROPOMETRIC) */
+} fb_build_opts;
+
+FB_API fb_build_opts fb_default_build_opts(void);
+
+/* What became of each clip joint. */
+typedef enum fb_joint_role {
+    FB_ROLE_BODY = 0,    /* drives a body of its own (floating, ball, hinge or fixed joint) */
+    FB_ROLE_DROPPED = 1  /* frozen into its parent by a drop rule */
+} fb_joint_role;
+
+/* Hinge axes are estimated as the principal axis of a joint's rotations over the clip; the
+ * rotation off that axis cannot be represented and is reported here. */
+typedef struct fb_hinge_info {
+    fb_v3 axis;          /* unit, joint frame */
+    double max_off_axis; /* rad, largest rotation off the axis over the clip */
+} fb_hinge_info;
+
+typedef struct fb_character {
+    fb_model* model;        /* owned */
+    int njoint;             /* clip joints */
+    int* body_of_joint;     /* (njoint) the body a clip joint drives, or for a dropped joint
+                               the body it was frozen into */
+    fb_joint_role* role;    /* (njoint) */
+    int* joint_of_body;     /* (nbody) the clip joint of each body, -1 for world and End Sites */
+    fb_hinge_info* hinge;   /* (njoint) valid where the joint became revolute */
+    double height;          /* standing height (m) of the rest pose */
+    int nwarn;
+    char warn[FB_CLIP_MAX_WARN][FB_CLIP_WARN_LEN];
+    fb_allocator alloc;
+} fb_character;
+
+/* Builds the character of a clip: root = floating joint; joints with rotation channels =
+ * ball joints (or revolute by the hinge rules, or fixed by the drop rules); joints without
+ * channels and End Sites = fixed bodies. Shapes: a capsule from each joint to its child (the
+ * centroid of its children when there are several), boxes where the rules say. */
+FB_API fb_character* fb_character_build(const fb_clip* clip, const fb_build_opts* opts,
+                                        fb_error* err);
+
+FB_API void fb_character_destroy(fb_character* ch);
+
+/* ---- motion ---------------------------------------------------------------------------- */
+
+typedef struct fb_motion {
+    int nframe;
+    int nq;
+    double dt;  /* s between frames */
+    double* q;  /* (nframe x nq) */
+    fb_allocator alloc;
+} fb_motion;
+
+/* The clip's frames first..last-1 as q(t) of the character, resampled to `fps` (0 = the clip's
+ * own rate; rotations by slerp, positions linearly). last = 0 means the end. */
+FB_API fb_motion* fb_motion_from_clip(const fb_clip* clip, const fb_character* ch, double fps,
+                                      int first, int last, fb_error* err);
+
+FB_API void fb_motion_destroy(fb_motion* mo);
+
+/* Writes a motion as BVH with the clip's hierarchy, names, offsets, channel orders; lengths
+ * in the clip's file units times `length_scale` (1 = as the input), Euler angles in each
+ * joint's own order, unwrapped frame to frame. Written to a temporary file and renamed, so the
+ * target appears whole or not at all. */
+FB_API fb_status fb_motion_write_bvh(const fb_clip* clip, const fb_character* ch,
+                                     const fb_motion* mo, double length_scale, const char* path,
+                                     fb_error* err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FEATHERBONE_MOCAP_H */

@@ -1,0 +1,450 @@
+/* Character builder: a clip's skeleton -> fb_model with shapes and masses (docs/MOCAP.md).
+ *
+ * Every clip joint becomes a body whose frame sits at the joint with the rest pose's axes
+ * (BVH rest poses carry no rotations); its segment runs to its child joint, or to the centroid
+ * of its children and End Site when there are several. End Sites become massless fixed bodies
+ * that mark the segment ends. Masses come from the shapes at the rules' density (water,
+ * Cline §5.1), optionally scaled to a total, or from de Leva's segment fractions. */
+#include <ctype.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "featherbone/mocap.h"
+#include "math/quat.h"
+#include "math/spatial.h"
+#include "mocap/clip.h"
+#include "mocap/euler.h"
+#include "util/error.h"
+
+/* Neighbouring bodies whose masses differ by more than this factor are reported: a known
+ * source of ill-conditioned constraint matrices. */
+#define MASS_RATIO_WARN 100.0
+/* A joint whose rotations stay below this (rad^2, mean squared angle) has no usable hinge
+ * axis; its joint frame's x axis is used instead. */
+#define HINGE_MIN_MOTION 1e-8
+/* Power-iteration steps for the principal rotation axis (3x3, converges in far fewer). */
+#define HINGE_POWER_STEPS 100
+
+/* de Leva 1996, "Adjustments to Zatsiorsky-Seluyanov's segment inertia parameters",
+ * J. Biomech. 29(9):1223-1230, Table 4 (males): segment mass in % of body mass. Limbs are per
+ * side; `sides` counts how many of each a body has. */
+static const struct {
+    const char* name;
+    double percent;
+    int sides;
+} DE_LEVA[] = {
+    {"head", 6.94, 1},     {"trunk", 43.46, 1}, {"upperarm", 2.71, 2}, {"forearm", 1.62, 2},
+    {"hand", 0.61, 2},     {"thigh", 14.16, 2}, {"shank", 4.33, 2},    {"foot", 1.37, 2},
+};
+#define NSEGMENT ((int)(sizeof DE_LEVA / sizeof DE_LEVA[0]))
+
+fb_build_opts fb_default_build_opts(void) {
+    return (fb_build_opts){.rules = NULL, .mass_model = FB_MASS_DENSITY, .mass = 0.0};
+}
+
+/* Case-insensitive: '=name' matches the whole name, anything else a substring. */
+static bool name_matches(const char* name, const char* pattern) {
+    const bool whole = pattern[0] == '=';
+    const char* p = whole ? pattern + 1 : pattern;
+    const size_t n = strlen(name), k = strlen(p);
+    for (size_t start = 0; start + k <= n; start++) {
+        size_t i = 0;
+        while (i < k && tolower((unsigned char)name[start + i]) == tolower((unsigned char)p[i])) {
+            i++;
+        }
+        if (i == k && (!whole || (start == 0 && k == n))) {
+            return true;
+        }
+        if (whole) {
+            return false;
+        }
+    }
+    return false;
+}
+
+static bool in_list(const char (*list)[FB_PATTERN_MAX], int n, const char* name) {
+    for (int k = 0; k < n; k++) {
+        if (name_matches(name, list[k])) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static const fb_rule_part* part_for(const fb_rules* r, const char* name) {
+    for (int k = 0; k < r->npart; k++) {
+        if (name_matches(name, r->part[k].pattern)) {
+            return &r->part[k];
+        }
+    }
+    return NULL;
+}
+
+static int segment_index(const char* s) {
+    for (int k = 0; k < NSEGMENT; k++) {
+        if (strcmp(s, DE_LEVA[k].name) == 0) {
+            return k;
+        }
+    }
+    return 1; /* trunk */
+}
+
+/* The rotation of clip joint i at frame f, from its channels in file order. */
+static fb_quat frame_rotation(const fb_clip* c, int i, int f) {
+    const fb_clip_joint* j = &c->joint[i];
+    const double* row = c->frames + (size_t)f * (size_t)c->nchan + (size_t)j->col;
+    int axes[3];
+    double ang[3];
+    int n = 0;
+    for (int k = 0; k < j->nchan; k++) {
+        if (j->chan[k] >= FB_CH_XROT) {
+            axes[n] = (int)j->chan[k] - (int)FB_CH_XROT;
+            ang[n++] = row[k] * (FB_PI / 180.0);
+        }
+    }
+    return fb_euler_to_quat(axes, n, ang);
+}
+
+/* Twist angle (rad) of q about the unit axis a: q = twist(a, angle) * swing. */
+static double twist_angle(fb_quat q, fb_v3 a) {
+    const double t = 2.0 * atan2(q.x * a.x + q.y * a.y + q.z * a.z, q.w);
+    return (t > FB_PI) ? t - 2.0 * FB_PI : (t <= -FB_PI ? t + 2.0 * FB_PI : t);
+}
+
+/* The hinge axis of joint i: the principal axis of its rotation vectors over the clip (the
+ * eigenvector of sum r r^T with the largest eigenvalue, by power iteration), and the largest
+ * rotation off it. */
+static fb_hinge_info estimate_hinge(const fb_clip* c, int i, bool* moved) {
+    fb_m3 S = fb_m3_zero();
+    for (int f = 0; f < c->nframe; f++) {
+        const fb_v3 r = fb_quat_log(frame_rotation(c, i, f));
+        S = fb_m3_add(S, fb_m3_outer(r, r));
+    }
+    const double tr = S.m[0][0] + S.m[1][1] + S.m[2][2];
+    fb_hinge_info h = {{1.0, 0.0, 0.0}, 0.0};
+    *moved = tr / (c->nframe > 0 ? c->nframe : 1) > HINGE_MIN_MOTION;
+    if (*moved) {
+        fb_v3 v = {1.0, 1.0, 1.0};
+        for (int k = 0; k < HINGE_POWER_STEPS; k++) {
+            const fb_v3 w = fb_m3_mv(S, v);
+            const double n = fb_v3_norm(w);
+            if (!(n > 0.0)) {
+                break;
+            }
+            v = fb_v3_scale(w, 1.0 / n);
+        }
+        /* a canonical sign: the largest component positive */
+        const double big = fabs(v.x) >= fabs(v.y) && fabs(v.x) >= fabs(v.z)
+                               ? v.x
+                               : (fabs(v.y) >= fabs(v.z) ? v.y : v.z);
+        h.axis = big < 0.0 ? fb_v3_neg(v) : v;
+    }
+    for (int f = 0; f < c->nframe; f++) {
+        const fb_quat q = frame_rotation(c, i, f);
+        const fb_quat tw = fb_quat_from_axis_angle(h.axis, twist_angle(q, h.axis));
+        const fb_v3 swing = fb_quat_log(fb_quat_mul(fb_quat_conj(tw), q));
+        h.max_off_axis = fmax(h.max_off_axis, fb_v3_norm(swing));
+    }
+    return h;
+}
+
+static void char_warn(fb_character* ch, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+static void char_warn(fb_character* ch, const char* fmt, ...) {
+    if (ch->nwarn < FB_CLIP_MAX_WARN) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(ch->warn[ch->nwarn], FB_CLIP_WARN_LEN, fmt, ap);
+        va_end(ap);
+    }
+    ch->nwarn++;
+}
+
+void fb_character_destroy(fb_character* ch) {
+    if (!ch) {
+        return;
+    }
+    const fb_allocator a = ch->alloc;
+    fb_model_destroy(ch->model);
+    fb_free(&a, ch->body_of_joint);
+    fb_free(&a, ch->role);
+    fb_free(&a, ch->joint_of_body);
+    fb_free(&a, ch->hinge);
+    fb_free(&a, ch);
+}
+
+/* Per clip joint: its joint type, axis, shape and mass properties before any mass scaling. */
+typedef struct joint_plan {
+    fb_joint_type type;
+    fb_v3 axis;
+    fb_shape shape; /* body index filled when added */
+    fb_rbi inertia;
+    int segment; /* de Leva segment index */
+} joint_plan;
+
+/* The shape of clip joint i: a capsule (or box, or sphere when it has no length) from the joint
+ * to `end` (body coordinates, m), and its inertia at density rho. */
+static void plan_shape(const fb_rule_part* part, double radius, fb_v3 end, fb_v3 up, double rho,
+                       joint_plan* p) {
+    const double L = fb_v3_norm(end);
+    fb_shape* s = &p->shape;
+    memset(s, 0, sizeof *s);
+    s->radius = radius;
+    s->R = fb_m3_identity();
+    if (L < FB_CLIP_MIN_LENGTH) {
+        s->type = FB_SHAPE_SPHERE;
+        p->inertia = fb_rbi_sphere(rho, radius, fb_v3_zero());
+    } else if (part && part->box) {
+        /* a box along the segment, reaching one radius behind the joint (the heel), two radii
+         * wide and high; its axes: along, sideways (up x along), and along x sideways */
+        const fb_v3 u = fb_v3_scale(end, 1.0 / L);
+        fb_v3 side = fb_v3_cross(up, u);
+        if (fb_v3_norm(side) < 1e-6) {
+            side = fb_v3_cross(fb_v3_make(0.0, 0.0, 1.0), u);
+        }
+        side = fb_v3_scale(side, 1.0 / fb_v3_norm(side));
+        const fb_v3 third = fb_v3_cross(u, side);
+        s->type = FB_SHAPE_BOX;
+        s->size = fb_v3_make(L + radius, 2.0 * radius, 2.0 * radius);
+        s->p0 = fb_v3_sub(fb_v3_scale(end, 0.5), fb_v3_scale(u, 0.5 * radius));
+        s->R = (fb_m3){{{u.x, side.x, third.x}, {u.y, side.y, third.y}, {u.z, side.z, third.z}}};
+        const double mass = rho * s->size.x * s->size.y * s->size.z;
+        const fb_rbi axis_aligned = fb_rbi_box(rho, s->size, fb_v3_zero());
+        /* Ibar of the centred box is its Ic; rotate it into body axes */
+        p->inertia = fb_rbi_from_mass_com(mass, s->p0, fb_m3_congr(s->R, axis_aligned.Ibar));
+    } else {
+        s->type = FB_SHAPE_CAPSULE;
+        s->p1 = end;
+        p->inertia = fb_rbi_capsule(rho, radius, fb_v3_zero(), end);
+    }
+}
+
+/* Mass factor per joint: 1 (density), M / total (density with a target), or de Leva. */
+static fb_status mass_factors(const fb_clip* c, const fb_build_opts* o, const joint_plan* plan,
+                              double* factor, fb_character* ch, fb_error* err) {
+    double total = 0.0;
+    for (int i = 0; i < c->njoint; i++) {
+        total += plan[i].inertia.m;
+        factor[i] = 1.0;
+    }
+    if (o->mass_model == FB_MASS_DENSITY) {
+        for (int i = 0; o->mass > 0.0 && i < c->njoint; i++) {
+            factor[i] = o->mass / total;
+        }
+        return FB_OK;
+    }
+    if (!(o->mass > 0.0)) {
+        return fb_fail(err, FB_EINVAL,
+                       "%s: the anthropometric mass model needs a body mass (--mass KG)",
+                       c->source);
+    }
+    /* each segment's share of the body mass, split over its bodies by shape mass; segments
+     * the skeleton lacks give their share to the others in proportion */
+    double seg_mass[NSEGMENT] = {0}, present = 0.0;
+    for (int i = 0; i < c->njoint; i++) {
+        seg_mass[plan[i].segment] += plan[i].inertia.m;
+    }
+    for (int k = 0; k < NSEGMENT; k++) {
+        if (seg_mass[k] > 0.0) {
+            present += DE_LEVA[k].percent * DE_LEVA[k].sides;
+        } else {
+            char_warn(ch, "no joint maps to the de Leva segment '%s'; its %.2f%% is shared out",
+                      DE_LEVA[k].name, DE_LEVA[k].percent * DE_LEVA[k].sides);
+        }
+    }
+    for (int i = 0; i < c->njoint; i++) {
+        const int k = plan[i].segment;
+        const double share = DE_LEVA[k].percent * DE_LEVA[k].sides / present;
+        factor[i] = o->mass * share / seg_mass[k];
+    }
+    return FB_OK;
+}
+
+static fb_rbi rbi_scaled(fb_rbi I, double s) {
+    return (fb_rbi){I.m * s, fb_v3_scale(I.h, s), fb_m3_scale(I.Ibar, s)};
+}
+
+/* Decides every joint's type and shape. */
+static void plan_joints(const fb_clip* c, const fb_rules* r, fb_character* ch, joint_plan* plan,
+                        fb_v3* end) {
+    const fb_m3 C = fb_clip_up_rotation(c);
+    /* the world's up in the joints' (file) axes */
+    const fb_v3 up = fb_m3_tr_mv(C, fb_v3_make(0.0, 1.0, 0.0));
+    int* count = (int*)ch->joint_of_body; /* scratch, overwritten when the bodies are added */
+    for (int i = 0; i < c->njoint; i++) {
+        end[i] = fb_v3_zero();
+        count[i] = 0;
+    }
+    for (int i = 1; i < c->njoint; i++) {
+        const int p = c->joint[i].parent;
+        end[p] = fb_v3_add(end[p], fb_v3_scale(c->joint[i].offset, c->unit));
+        count[p]++;
+    }
+    for (int i = 0; i < c->njoint; i++) {
+        const fb_clip_joint* j = &c->joint[i];
+        if (j->has_end) {
+            end[i] = fb_v3_add(end[i], fb_v3_scale(j->end_offset, c->unit));
+            count[i]++;
+        }
+        if (count[i] > 1) {
+            end[i] = fb_v3_scale(end[i], 1.0 / count[i]);
+        }
+    }
+    for (int i = 0; i < c->njoint; i++) {
+        const fb_clip_joint* j = &c->joint[i];
+        joint_plan* p = &plan[i];
+        int axes[6];
+        const int naxes = fb_clip_rot_axes(j, axes);
+        p->axis = fb_v3_make(1.0, 0.0, 0.0);
+        ch->role[i] = FB_ROLE_BODY;
+        if (fb_clip_has_pos(j)) {
+            p->type = FB_JOINT_FLOATING;
+        } else if (i > 0 && in_list((const char(*)[FB_PATTERN_MAX])r->drop, r->ndrop, j->name)) {
+            p->type = FB_JOINT_FIXED;
+            ch->role[i] = FB_ROLE_DROPPED;
+        } else if (naxes == 0) {
+            p->type = FB_JOINT_FIXED;
+        } else if (naxes == 1) {
+            p->type = FB_JOINT_REVOLUTE;
+            p->axis = fb_v3_make(axes[0] == 0, axes[0] == 1, axes[0] == 2);
+        } else if (naxes == 3 &&
+                   in_list((const char(*)[FB_PATTERN_MAX])r->hinge, r->nhinge, j->name)) {
+            bool moved;
+            ch->hinge[i] = estimate_hinge(c, i, &moved);
+            p->type = FB_JOINT_REVOLUTE;
+            p->axis = ch->hinge[i].axis;
+            if (!moved) {
+                char_warn(ch, "hinge '%s' barely moves in the clip; using its x axis", j->name);
+            }
+        } else {
+            p->type = FB_JOINT_SPHERICAL;
+        }
+        const fb_rule_part* part = part_for(r, j->name);
+        p->segment = segment_index(part ? part->segment : "trunk");
+        plan_shape(part, part ? part->radius : r->default_radius, end[i], up, r->density, p);
+    }
+}
+
+/* Adds the bodies: joint i's body, then (if any) its End Site's massless body. */
+static fb_status add_bodies(const fb_clip* c, fb_character* ch, const joint_plan* plan,
+                            const double* factor, fb_error* err) {
+    fb_model* m = ch->model;
+    const fb_m3 C = fb_clip_up_rotation(c);
+    for (int i = 0; i < c->njoint; i++) {
+        const fb_clip_joint* j = &c->joint[i];
+        fb_body_def def = fb_default_body_def();
+        def.name = j->name;
+        def.parent = (j->parent < 0) ? 0 : ch->body_of_joint[j->parent];
+        def.joint = plan[i].type;
+        def.axis = plan[i].axis;
+        const fb_v3 off = fb_v3_scale(j->offset, c->unit);
+        if (j->parent < 0) {
+            /* the root's joint frame has the file's axes: world -> file is C^T */
+            def.X_tree = (fb_xf){fb_m3_transpose(C), fb_m3_mv(C, off)};
+        } else {
+            const bool absolute = fb_clip_has_pos(j) && c->pos_mode == FB_POS_ABSOLUTE;
+            def.X_tree = fb_xf_xlt(absolute ? fb_v3_zero() : off);
+        }
+        def.inertia = rbi_scaled(plan[i].inertia, factor[i]);
+        int id;
+        fb_status s = fb_model_add_body(m, &def, &id, err);
+        if (s != FB_OK) {
+            return s;
+        }
+        ch->body_of_joint[i] = id;
+        ch->joint_of_body[id] = i;
+        fb_shape sh = plan[i].shape;
+        sh.body = id;
+        if ((s = fb_model_add_shape(m, &sh, err)) != FB_OK) {
+            return s;
+        }
+        if (j->has_end) {
+            char name[FB_NAME_MAX];
+            snprintf(name, sizeof name, "%.59s_End", j->name);
+            for (int k = 2; fb_model_body_by_name(m, name) >= 0 && k < 1000; k++) {
+                snprintf(name, sizeof name, "%.50s_End%d", j->name, k);
+            }
+            fb_body_def e = fb_default_body_def();
+            e.name = name;
+            e.parent = id;
+            e.X_tree = fb_xf_xlt(fb_v3_scale(j->end_offset, c->unit));
+            if ((s = fb_model_add_body(m, &e, &id, err)) != FB_OK) {
+                return s;
+            }
+            ch->joint_of_body[id] = -1;
+        }
+    }
+    return FB_OK;
+}
+
+static void warn_mass_ratios(const fb_clip* c, fb_character* ch) {
+    const fb_model* m = ch->model;
+    for (int i = 1; i < c->njoint; i++) {
+        const int b = ch->body_of_joint[i], p = m->parent[b];
+        const double mb = m->I[b].m, mp = m->I[p].m;
+        if (p > 0 && mb > 0.0 && mp > 0.0 &&
+            (mb > MASS_RATIO_WARN * mp || mp > MASS_RATIO_WARN * mb)) {
+            char_warn(ch, "'%s' (%.3g kg) and its parent '%s' (%.3g kg) differ by more than %gx",
+                      m->name[b], mb, m->name[p], mp, MASS_RATIO_WARN);
+        }
+    }
+}
+
+fb_character* fb_character_build(const fb_clip* c, const fb_build_opts* opts, fb_error* err) {
+    const fb_build_opts o = opts ? *opts : fb_default_build_opts();
+    const fb_rules r = o.rules ? *o.rules : fb_rules_lossless();
+    const fb_allocator a = c->alloc;
+    if (!(o.mass >= 0.0) || !isfinite(o.mass)) {
+        fb_fail(err, FB_EINVAL, "mass: expected a finite value >= 0, found %g", o.mass);
+        return NULL;
+    }
+    int nend = 0;
+    for (int i = 0; i < c->njoint; i++) {
+        nend += c->joint[i].has_end;
+    }
+    const size_t nj = (size_t)c->njoint, nb = nj + (size_t)nend + 1;
+    fb_character* ch = fb_alloc(&a, sizeof *ch);
+    joint_plan* plan = fb_alloc(&a, nj * sizeof *plan);
+    double* factor = fb_alloc(&a, nj * sizeof(double));
+    fb_v3* end = fb_alloc(&a, nj * sizeof(fb_v3));
+    if (ch) {
+        memset(ch, 0, sizeof *ch);
+        ch->alloc = a;
+        ch->njoint = c->njoint;
+        ch->body_of_joint = fb_alloc(&a, nj * sizeof(int));
+        ch->role = fb_alloc(&a, nj * sizeof(fb_joint_role));
+        ch->joint_of_body = fb_alloc(&a, nb * sizeof(int));
+        ch->hinge = fb_alloc(&a, nj * sizeof(fb_hinge_info));
+    }
+    fb_status s = FB_OK;
+    if (!ch || !plan || !factor || !end || !ch->body_of_joint || !ch->role ||
+        !ch->joint_of_body || !ch->hinge) {
+        s = fb_fail(err, FB_ENOMEM, "%s: out of memory building the character", c->source);
+    }
+    if (s == FB_OK) {
+        memset(ch->hinge, 0, nj * sizeof(fb_hinge_info));
+        plan_joints(c, &r, ch, plan, end);
+        s = mass_factors(c, &o, plan, factor, ch, err);
+    }
+    if (s == FB_OK) {
+        for (size_t b = 0; b < nb; b++) {
+            ch->joint_of_body[b] = -1;
+        }
+        ch->model = fb_model_create((int)nb - 1, &a, err);
+        s = ch->model ? add_bodies(c, ch, plan, factor, err) : FB_ENOMEM;
+    }
+    if (s == FB_OK) {
+        s = fb_model_finalize(ch->model, err);
+    }
+    fb_free(&a, plan);
+    fb_free(&a, factor);
+    fb_free(&a, end);
+    if (s != FB_OK) {
+        fb_character_destroy(ch);
+        return NULL;
+    }
+    ch->height = c->height_file * c->unit;
+    warn_mass_ratios(c, ch);
+    return ch;
+}

@@ -1,0 +1,34 @@
+/* Internal helpers shared by the clip readers (BVH text, Assimp scenes) and the detection of
+ * units, up axis and position-channel meaning. */
+#ifndef FB_MOCAP_CLIP_H
+#define FB_MOCAP_CLIP_H
+
+#include "featherbone/mocap.h"
+
+/* An empty clip using allocator a (NULL = default). */
+fb_clip* fb_clip_new(const fb_allocator* a, const char* source, fb_error* err);
+
+/* Appends a joint; returns its index or -1 (FB_ENOMEM in err). */
+int fb_clip_push_joint(fb_clip* c, const fb_clip_joint* j, fb_error* err);
+
+/* Records a warning (printf-style); only the first FB_CLIP_MAX_WARN are stored. */
+void fb_clip_warn(fb_clip* c, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* After the frames are in: detects (or applies the given) unit, up axis and position mode, and
+ * checks every value is finite. FB_EINVAL when a value is not, or an option is out of range. */
+fb_status fb_clip_finish(fb_clip* c, const fb_clip_opts* opts, fb_error* err);
+
+/* The rotation axes (0, 1, 2) of joint j's rotation channels in file order; returns how many. */
+int fb_clip_rot_axes(const fb_clip_joint* j, int* axes);
+
+/* True when joint j has any position channel. */
+bool fb_clip_has_pos(const fb_clip_joint* j);
+
+/* The rotation from file axes to featherbone's Y-up axes (identity for Y-up clips, -90 deg
+ * about x for Z-up ones). */
+fb_m3 fb_clip_up_rotation(const fb_clip* c);
+
+/* Lengths below this (m) count as zero when building segments. */
+#define FB_CLIP_MIN_LENGTH 1e-6
+
+#endif /* FB_MOCAP_CLIP_H */

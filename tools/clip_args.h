@@ -1,0 +1,39 @@
+/* Options shared by the commands that read a clip and build a character. */
+#ifndef FB_TOOLS_CLIP_ARGS_H
+#define FB_TOOLS_CLIP_ARGS_H
+
+#include <stdbool.h>
+
+#include "featherbone/featherbone.h"
+
+typedef struct clip_args {
+    const char* clip;      /* the positional CLIP argument */
+    fb_clip_opts clip_opts;
+    const char* rules_path; /* --rules, or the bundled data/character_rules.json */
+    bool lossless;          /* --lossless: no hinges, no drops */
+    fb_build_opts build;
+    fb_rules rules;
+} clip_args;
+
+/* Help text for the options below. */
+extern const char CLIP_ARGS_HELP[];
+extern const char CHARACTER_ARGS_HELP[];
+
+void clip_args_init(clip_args* a);
+
+/* If argv[*i] is one of the shared options, consumes it (and its value) and returns 1; returns
+ * 0 when it is not one; -1 after printing an error for a bad value. `character` enables the
+ * character options (--rules, --lossless, --mass, --mass-model). */
+int clip_args_take(clip_args* a, int argc, char** argv, int* i, bool character);
+
+/* Loads the clip (and, when `character` is set, the rules and the character). Prints the
+ * error and returns the exit code (0 ok). */
+int clip_args_load(clip_args* a, bool character, fb_clip** clip, fb_character** ch);
+
+/* Path of a bundled data file: $FEATHERBONE_DATA/name if set, else the source tree's data/. */
+const char* data_file(const char* name, char* buf, size_t cap);
+
+/* Exit code for a library status: 2 for bad input, 1 otherwise. */
+int exit_code_for(fb_status s);
+
+#endif /* FB_TOOLS_CLIP_ARGS_H */

@@ -1,11 +1,13 @@
 /* The featherbone command line: help, version, exit codes for bad usage, and the self-check
  * and benchmark commands end to end (the benchmark with tiny counts: its numbers are not
  * judged here, only that it runs and prints its table). */
-#define _POSIX_C_SOURCE 200809L /* popen */
+#define _POSIX_C_SOURCE 200809L /* popen, mkdtemp */
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "support.h"
 
@@ -67,6 +69,68 @@ START_TEST(bench_prints_a_table) {
 }
 END_TEST
 
+START_TEST(info_describes_a_clip) {
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "info '%s/good.bvh'", FB_TEST_DATA_DIR);
+    ck_assert_int_eq(run(cmd, buf, sizeof buf), 0);
+    ck_assert_ptr_nonnull(strstr(buf, "skeleton   2 joints, 1 End Sites, 9 channels; root Hips"));
+    ck_assert_ptr_nonnull(strstr(buf, "frames     2 at"));
+    ck_assert_ptr_nonnull(strstr(buf, "mass "));
+    ck_assert_int_eq(run("info --help", buf, sizeof buf), 0);
+    ck_assert_ptr_nonnull(strstr(buf, "--mass-model"));
+    ck_assert_int_eq(run("info", buf, sizeof buf), 2);
+    ck_assert_int_eq(run("info /nonexistent.bvh", buf, sizeof buf), 2);
+    ck_assert_ptr_nonnull(strstr(buf, "cannot open"));
+    snprintf(cmd, sizeof cmd, "info '%s/good.bvh' --mass-model anthropometric", FB_TEST_DATA_DIR);
+    ck_assert_int_eq(run(cmd, buf, sizeof buf), 2);
+    ck_assert_ptr_nonnull(strstr(buf, "--mass"));
+    snprintf(cmd, sizeof cmd, "info '%s/good.bvh' --up x", FB_TEST_DATA_DIR);
+    ck_assert_int_eq(run(cmd, buf, sizeof buf), 2);
+}
+END_TEST
+
+START_TEST(convert_writes_whole_files_or_none) {
+    char dir[] = "/tmp/fbcliXXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char cmd[2048], out[256];
+    snprintf(out, sizeof out, "%s/out.bvh", dir);
+    /* malformed input: exit 2, a message with the line, and no file left behind */
+    snprintf(cmd, sizeof cmd, "convert '%s/bad_value_count.bvh' -o '%s'", FB_TEST_DATA_DIR, out);
+    ck_assert_int_eq(run(cmd, buf, sizeof buf), 2);
+    ck_assert_ptr_nonnull(strstr(buf, "bad_value_count.bvh:20:"));
+    ck_assert_int_eq(access(out, F_OK), -1);
+    DIR* d = opendir(dir);
+    int entries = 0;
+    for (struct dirent* e; (e = readdir(d));) {
+        entries += e->d_name[0] != '.';
+    }
+    closedir(d);
+    ck_assert_int_eq(entries, 0); /* no temporary either */
+    /* good input */
+    snprintf(cmd, sizeof cmd, "convert '%s/good.bvh' -o '%s' --fps 60 --scale 0.01",
+             FB_TEST_DATA_DIR, out);
+    ck_assert_int_eq(run(cmd, buf, sizeof buf), 0);
+    ck_assert_int_eq(access(out, R_OK), 0);
+    /* the input is never the output */
+    snprintf(cmd, sizeof cmd, "convert '%s' -o '%s'", out, out);
+    ck_assert_int_eq(run(cmd, buf, sizeof buf), 2);
+    ck_assert_ptr_nonnull(strstr(buf, "refusing to overwrite"));
+    /* bad options */
+    snprintf(cmd, sizeof cmd, "convert '%s/good.bvh'", FB_TEST_DATA_DIR);
+    ck_assert_int_eq(run(cmd, buf, sizeof buf), 2);
+    snprintf(cmd, sizeof cmd, "convert '%s/good.bvh' -o '%s' --frames 5", FB_TEST_DATA_DIR, out);
+    ck_assert_int_eq(run(cmd, buf, sizeof buf), 2);
+    snprintf(cmd, sizeof cmd, "convert '%s/good.bvh' -o '%s' --frames 1:99", FB_TEST_DATA_DIR,
+             out);
+    ck_assert_int_eq(run(cmd, buf, sizeof buf), 2);
+    snprintf(cmd, sizeof cmd, "convert '%s/good.bvh' -o /nonexistent/dir/x.bvh", FB_TEST_DATA_DIR);
+    ck_assert_int_eq(run(cmd, buf, sizeof buf), 1);
+    ck_assert_ptr_nonnull(strstr(buf, "cannot write"));
+    unlink(out);
+    rmdir(dir);
+}
+END_TEST
+
 static Suite* cli_suite(void) {
     Suite* s = suite_create("cli");
     TCase* tc = tcase_create("cli");
@@ -75,6 +139,8 @@ static Suite* cli_suite(void) {
     tcase_add_test(tc, bad_usage_exits_2_with_a_message);
     tcase_add_test(tc, selfcheck_passes);
     tcase_add_test(tc, bench_prints_a_table);
+    tcase_add_test(tc, info_describes_a_clip);
+    tcase_add_test(tc, convert_writes_whole_files_or_none);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -98,7 +98,7 @@ static void print_info(const clip_args* a, const fb_clip* c, const fb_character*
            a->build.mass > 0.0 && a->build.mass_model == FB_MASS_DENSITY ? ", scaled to --mass"
                                                                          : "",
            ch->height);
-    printf("\n%-24s %-22s %-8s %3s %8s  %s\n", "joint", "channels", "joint", "dof", "mass_kg",
+    printf("\n%-26s %-22s %-8s %3s %8s  %s\n", "joint", "channels", "joint", "dof", "mass_kg",
            "shape");
     for (int i = 0; i < c->njoint; i++) {
         const int b = ch->body_of_joint[i];
@@ -110,7 +110,7 @@ static void print_info(const clip_args* a, const fb_clip* c, const fb_character*
         snprintf(name, sizeof name, "%*s%s", 2 * depth, "", c->joint[i].name);
         channel_list(&c->joint[i], chans, sizeof chans);
         shape_text(m, b, shape, sizeof shape);
-        printf("%-24s %-22s %-8s %3d %8.3f  %s\n", name, chans,
+        printf("%-26s %-22s %-8s %3d %8.3f  %s\n", name, chans,
                joint_word(m->jtype[b], ch->role[i]), m->jnv[b], m->I[b].m, shape);
     }
     bool any_hinge = false;

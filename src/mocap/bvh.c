@@ -200,7 +200,7 @@ static fb_status parse_joint(lexer* lx, int parent, int depth) {
     if (lx->clip->njoint >= FB_CLIP_MAX_JOINTS) {
         return fail_at(lx, line, "at most 10000 joints", "more");
     }
-    snprintf(j.name, sizeof j.name, "%s", tok);
+    memcpy(j.name, tok, strlen(tok) + 1); /* fits: checked against FB_NAME_MAX above */
     const int name_line = line;
     fb_status s = expect(lx, "{");
     if (s != FB_OK) {

@@ -363,7 +363,7 @@ static fb_status add_bodies(const fb_clip* c, fb_character* ch, const joint_plan
             char name[FB_NAME_MAX];
             snprintf(name, sizeof name, "%.59s_End", j->name);
             for (int k = 2; fb_model_body_by_name(m, name) >= 0 && k < 1000; k++) {
-                snprintf(name, sizeof name, "%.50s_End%d", j->name, k);
+                snprintf(name, sizeof name, "%.50s_End%d", j->name, k % 1000);
             }
             fb_body_def e = fb_default_body_def();
             e.name = name;

@@ -46,19 +46,18 @@ void fb_quat_to_euler(fb_quat q, const int* axes, const double* prev, double* an
     const int i = axes[0], j = axes[1], k = axes[2];
     /* parity: +1 for cyclic orders (xyz, yzx, zxy), -1 for the others */
     const double s = ((j - i + 3) % 3 == 1) ? 1.0 : -1.0;
-    /* R = R_i(a) R_j(b) R_k(c): R[i][k] = s sin b, and a, c from the i-row / k-column; atan2
-     * of the row norm keeps b accurate near +-90 degrees where asin would not */
+    /* R = R_i(a) R_j(b) R_k(c): R[i][k] = s sin b, and a from the k column. Then c comes
+     * from row j of R_i(a)^T R = R_j(b) R_k(c), whose entries stay of order one even at
+     * b = +-90 degrees, where the textbook c = atan2(-s R[i][j], R[i][i]) divides two vanishing
+     * numbers (the approach of Eigen's eulerAngles). atan2 of the row norm keeps b accurate
+     * near +-90 degrees where asin would not. */
     const double cb = hypot(R.m[i][i], R.m[i][j]);
-    double b = atan2(s * R.m[i][k], cb);
-    double a, c;
-    if (cb > 1e-12) {
-        a = atan2(-s * R.m[j][k], R.m[k][k]);
-        c = atan2(-s * R.m[i][j], R.m[i][i]);
-    } else {
-        /* gimbal lock: only a + s c (or a - s c) is defined; put it all in a */
-        c = 0.0;
-        a = atan2(s * R.m[k][j], R.m[j][j]);
-    }
+    const double b = atan2(s * R.m[i][k], cb);
+    const double a = atan2(-s * R.m[j][k], R.m[k][k]);
+    const double sa = sin(a), ca = cos(a);
+    const double mji = ca * R.m[j][i] + s * sa * R.m[k][i];
+    const double mjj = ca * R.m[j][j] + s * sa * R.m[k][j];
+    const double c = atan2(s * mji, mjj);
     if (!prev) {
         angles[0] = a;
         angles[1] = b;

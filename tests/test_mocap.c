@@ -1,0 +1,745 @@
+/* Mocap in and out. Oracles: Assimp's own import of the same files (an independent reader of
+ * BVH, so a wrong Euler order would show), hand-computed rotations, synthetic clips with known
+ * motion, and rotation-space (not Euler-number) comparison for round trips.
+ *
+ * The shared clips (../shared/data/mocap) are used when present; without them those tests
+ * pass with a note (they cannot run), everything else still runs. */
+#define _POSIX_C_SOURCE 200809L /* popen, mkdtemp */
+#include <assimp/cimport.h>
+#include <assimp/scene.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "math/quat.h"
+#include "math/spatial.h"
+#include "mocap/clip.h"
+#include "mocap/euler.h"
+#include "support.h"
+
+/* The round-trip bounds: rad per joint rotation, file units per position. */
+#define RT_ROT_TOL 1e-6
+#define RT_POS_TOL 1e-6
+/* Assimp keeps keys in single precision: agreement expected to ~1e-7 rad, allow 1e-5. */
+#define ASSIMP_ROT_TOL 1e-5
+
+static const char* data_path(const char* name) {
+    static char buf[1024];
+    snprintf(buf, sizeof buf, "%s/%s", FB_TEST_DATA_DIR, name);
+    return buf;
+}
+
+/* Angle (rad) of the rotation between two unit quaternions: 2 atan2(|v|, |w|) of a^-1 b, which
+ * stays accurate for tiny angles where 2 acos(a . b) bottoms out near 3e-8. */
+static double quat_angle(fb_quat a, fb_quat b) {
+    const fb_quat r = fb_quat_mul(fb_quat_conj(a), b);
+    return 2.0 * atan2(sqrt(r.x * r.x + r.y * r.y + r.z * r.z), fabs(r.w));
+}
+
+static fb_clip* parse(const char* text, fb_error* err) {
+    return fb_clip_parse_bvh(text, strlen(text), "test.bvh", NULL, NULL, err);
+}
+
+/* The rotation of clip joint i at frame f, composed here from the channels directly. */
+static fb_quat rotation_of(const fb_clip* c, int i, int f) {
+    const fb_clip_joint* j = &c->joint[i];
+    fb_quat q = fb_quat_identity();
+    for (int k = 0; k < j->nchan; k++) {
+        if (j->chan[k] < FB_CH_XROT) {
+            continue;
+        }
+        const double a = c->frames[(size_t)f * (size_t)c->nchan + (size_t)(j->col + k)];
+        const fb_v3 axis = {j->chan[k] == FB_CH_XROT, j->chan[k] == FB_CH_YROT,
+                            j->chan[k] == FB_CH_ZROT};
+        q = fb_quat_mul(q, fb_quat_from_axis_angle(axis, a * FB_PI / 180.0));
+    }
+    return q;
+}
+
+/* ---- messy but valid input --------------------------------------------------------------- */
+
+static const char TEMPLATE[] =
+    "HIERARCHY\nROOT Hips\n{\n\tOFFSET 0 0 0\n"
+    "\tCHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n"
+    "\tJOINT Chest\n\t{\n\t\tOFFSET 0 10 0\n\t\tCHANNELS 3 Xrotation Yrotation Zrotation\n"
+    "\t\tEnd Site\n\t\t{\n\t\t\tOFFSET 0 20 0\n\t\t}\n\t}\n}\n"
+    "MOTION\nFrames: 2\nFrame Time: 0.0083333\n"
+    "0 90 0 0 0 0 10 20 30\n1 91 0 5 0 0 12 22 32\n";
+
+/* Replaces every "\n" of TEMPLATE by `eol`. */
+static void with_line_endings(const char* eol_a, const char* eol_b, char* out) {
+    size_t n = 0;
+    int line = 0;
+    for (const char* p = TEMPLATE; *p; p++) {
+        if (*p == '\n') {
+            const char* e = (line++ % 2) ? eol_b : eol_a;
+            memcpy(out + n, e, strlen(e));
+            n += strlen(e);
+        } else {
+            out[n++] = *p;
+        }
+    }
+    out[n] = '\0';
+}
+
+static void ck_same_clip(const fb_clip* a, const fb_clip* b) {
+    ck_assert_int_eq(a->njoint, b->njoint);
+    ck_assert_int_eq(a->nframe, b->nframe);
+    ck_assert_int_eq(a->nchan, b->nchan);
+    ck_assert(a->frame_time == b->frame_time);
+    for (int i = 0; i < a->njoint; i++) {
+        ck_assert_str_eq(a->joint[i].name, b->joint[i].name);
+        ck_assert_int_eq(a->joint[i].parent, b->joint[i].parent);
+    }
+    for (int k = 0; k < a->nframe * a->nchan; k++) {
+        ck_assert(a->frames[k] == b->frames[k]);
+    }
+}
+
+START_TEST(line_endings_crlf_lf_cr_and_mixed) {
+    fb_error err;
+    fb_clip* ref = parse(TEMPLATE, &err);
+    ck_assert_msg(ref, "%s", err.msg);
+    const char* eols[3] = {"\r\n", "\r", "\n"};
+    char buf[4096];
+    for (int a = 0; a < 3; a++) {
+        for (int b = 0; b < 3; b++) {
+            with_line_endings(eols[a], eols[b], buf);
+            fb_clip* c = parse(buf, &err);
+            ck_assert_msg(c, "endings %d/%d: %s", a, b, err.msg);
+            ck_same_clip(c, ref);
+            fb_clip_destroy(c);
+        }
+    }
+    /* line numbers in errors count every kind of break: the bad value is on line 20 */
+    with_line_endings("\r", "\r\n", buf);
+    char* bad = strstr(buf, "12 22 32");
+    ck_assert_ptr_nonnull(bad);
+    bad[0] = 'x';
+    ck_assert_ptr_null(parse(buf, &err));
+    ck_assert_msg(strstr(err.msg, "test.bvh:20:"), "%s", err.msg);
+    fb_clip_destroy(ref);
+}
+END_TEST
+
+START_TEST(numbers_spaces_tabs_and_trailing_whitespace) {
+    fb_error err;
+    const char* messy =
+        "HIERARCHY  \nROOT\tHips \n{ \n OFFSET\t0  0\t\t0   \n"
+        " CHANNELS 6 Xposition  Yposition Zposition Zrotation Xrotation Yrotation \t\n"
+        " JOINT Chest{\n  OFFSET 0 10 0\n  CHANNELS 3 Xrotation Yrotation Zrotation\n"
+        "  End Site{ OFFSET 0 20 0 }\n }\n}\n"
+        "MOTION\nFrames:    2\nFrame Time:\t.0083333   \n"
+        "0\t90 0 0 0 0 10 20 30  \t\n  1 91 0 5 0 0 12 22 32\n\n\n";
+    fb_clip* c = parse(messy, &err);
+    ck_assert_msg(c, "%s", err.msg);
+    fb_clip* ref = parse(TEMPLATE, &err);
+    ck_same_clip(c, ref);
+    fb_ck_near(c->frame_time, 0.0083333, 0.0, 0.0);
+    ck_assert_int_eq(c->nwarn, 0);
+    fb_clip_destroy(c);
+    fb_clip_destroy(ref);
+}
+END_TEST
+
+START_TEST(declared_frame_count_differs_from_lines) {
+    fb_error err;
+    char buf[4096];
+    /* more complete lines than declared (like Boxing_Toes): warn, keep all */
+    snprintf(buf, sizeof buf, "%s2 92 0 6 0 0 14 24 34\n", TEMPLATE);
+    fb_clip* c = parse(buf, &err);
+    ck_assert_msg(c, "%s", err.msg);
+    ck_assert_int_eq(c->nframe, 3);
+    ck_assert_int_eq(c->declared_frames, 2);
+    ck_assert_int_eq(c->nwarn, 1);
+    ck_assert_ptr_nonnull(strstr(c->warn[0], "declares 2 frames"));
+    fb_clip_destroy(c);
+    /* fewer: warn, keep what is there */
+    snprintf(buf, sizeof buf, "%s", TEMPLATE);
+    memcpy(strstr(buf, "Frames: 2"), "Frames: 5", 9);
+    c = parse(buf, &err);
+    ck_assert_msg(c, "%s", err.msg);
+    ck_assert_int_eq(c->nframe, 2);
+    ck_assert_int_eq(c->nwarn, 1);
+    fb_clip_destroy(c);
+}
+END_TEST
+
+START_TEST(rotation_orders_differ_per_joint) {
+    /* the root is Z X Y, the chest X Y Z: each composes in its own file order */
+    fb_error err;
+    fb_clip* c = parse(TEMPLATE, &err);
+    ck_assert_msg(c, "%s", err.msg);
+    const double d = FB_PI / 180.0;
+    const fb_v3 X = {1, 0, 0}, Y = {0, 1, 0}, Z = {0, 0, 1};
+    /* frame 1: root Z=5 X=0 Y=0; chest X=12 Y=22 Z=32 */
+    const fb_quat root = fb_quat_from_axis_angle(Z, 5 * d);
+    const fb_quat chest = fb_quat_mul(
+        fb_quat_mul(fb_quat_from_axis_angle(X, 12 * d), fb_quat_from_axis_angle(Y, 22 * d)),
+        fb_quat_from_axis_angle(Z, 32 * d));
+    ck_assert(quat_angle(rotation_of(c, 0, 1), root) < 1e-15);
+    ck_assert(quat_angle(rotation_of(c, 1, 1), chest) < 1e-15);
+    int axes[3];
+    ck_assert_int_eq(fb_clip_rot_axes(&c->joint[0], axes), 3);
+    ck_assert(axes[0] == 2 && axes[1] == 0 && axes[2] == 1);
+    ck_assert_int_eq(fb_clip_rot_axes(&c->joint[1], axes), 3);
+    ck_assert(axes[0] == 0 && axes[1] == 1 && axes[2] == 2);
+    fb_clip_destroy(c);
+}
+END_TEST
+
+/* ---- malformed input ------------------------------------------------------------------- */
+
+START_TEST(malformed_files_are_refused_with_file_and_line) {
+    static const struct {
+        const char* file;
+        const char* says; /* a fragment the message must contain */
+    } CASES[] = {
+        {"bad_truncated_motion.bvh", ":20: frame 2: expected 9 values"},
+        {"bad_value_count.bvh", ":20: frame 2: expected 9 values (one per channel), found 10"},
+        {"bad_non_numeric.bvh", ":19: expected a number, found 'abc'"},
+        {"bad_unbalanced_open.bvh", "expected OFFSET, CHANNELS, JOINT, End Site or '}'"},
+        {"bad_unbalanced_close.bvh", ":16: expected MOTION after the skeleton"},
+        {"bad_zero_frames.bvh", "expected at least one frame line"},
+        {"bad_frame_time.bvh", ":18: expected a frame time from 0.0001 to 1 s, found 0 s"},
+        {"bad_frame_time_huge.bvh", "found 3600 s"},
+        {"bad_duplicate_name.bvh", ":10: expected a unique joint name, found 'Chest'"},
+        {"bad_nan.bvh", ":20: expected a finite number, found 'nan'"},
+        {"bad_inf.bvh", ":20: expected a finite number, found '-inf'"},
+        {"bad_empty.bvh", ":1: expected 'HIERARCHY', found the end of the file"},
+        {"bad_header.bvh", ":1: expected 'HIERARCHY', found 'HIERARCH'"},
+        {"bad_channel_name.bvh", ":9: expected a channel name"},
+        {"bad_no_motion.bvh", "expected 'MOTION', found the end of the file"},
+        {"bad_offset.bvh", ":8: expected an OFFSET number, found 'ten'"},
+    };
+    for (size_t k = 0; k < sizeof CASES / sizeof CASES[0]; k++) {
+        fb_error err;
+        const char* path = data_path(CASES[k].file);
+        fb_clip* c = fb_clip_load(path, NULL, NULL, &err);
+        ck_assert_msg(c == NULL, "%s was accepted", CASES[k].file);
+        ck_assert_int_eq(err.code, FB_EINVAL);
+        ck_assert_msg(strstr(err.msg, path) && strstr(err.msg, CASES[k].says),
+                      "%s: message '%s' lacks '%s'", CASES[k].file, err.msg, CASES[k].says);
+    }
+    fb_error err;
+    fb_clip* good = fb_clip_load(data_path("good.bvh"), NULL, NULL, &err);
+    ck_assert_msg(good, "%s", err.msg);
+    ck_assert_int_eq(good->nwarn, 0); /* Assimp agrees with the good file */
+    fb_clip_destroy(good);
+    ck_assert_ptr_null(fb_clip_load(data_path("does_not_exist.bvh"), NULL, NULL, &err));
+    ck_assert_int_eq(err.code, FB_EIO);
+}
+END_TEST
+
+/* ---- Euler angles ------------------------------------------------------------------------ */
+
+START_TEST(euler_round_trip_in_every_order) {
+    static const int ORDERS[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2},
+                                     {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+    scene_rng r = scene_rng_make(8);
+    for (int o = 0; o < 6; o++) {
+        for (int t = 0; t < 2000; t++) {
+            fb_quat q = scene_rng_quat(&r);
+            if (t % 10 == 0) { /* near gimbal lock: middle angle +-90 deg */
+                double ang[3] = {scene_rng_uniform(&r, -3, 3), (t % 20 ? 1 : -1) * FB_PI / 2 +
+                                                                   scene_rng_uniform(&r, -1e-9, 1e-9),
+                                 scene_rng_uniform(&r, -3, 3)};
+                q = fb_euler_to_quat(ORDERS[o], 3, ang);
+            }
+            double ang[3];
+            fb_quat_to_euler(q, ORDERS[o], NULL, ang);
+            const double err = quat_angle(fb_euler_to_quat(ORDERS[o], 3, ang), q);
+            ck_assert_msg(err < 1e-7, "order %d case %d: %g rad", o, t, err);
+        }
+    }
+}
+END_TEST
+
+START_TEST(euler_unwrapping_never_jumps) {
+    /* a steady spin about z through many turns, in Z X Y order */
+    const int axes[3] = {2, 0, 1};
+    double prev[3], ang[3];
+    fb_quat_to_euler(fb_quat_from_axis_angle(fb_v3_make(1, 0, 0), 0.3), axes, NULL, prev);
+    for (int f = 1; f < 2000; f++) {
+        const double a = 0.05 * f;
+        const fb_quat q = fb_quat_mul(fb_quat_from_axis_angle(fb_v3_make(0, 0, 1), a),
+                                      fb_quat_from_axis_angle(fb_v3_make(1, 0, 0), 0.3));
+        fb_quat_to_euler(q, axes, prev, ang);
+        for (int k = 0; k < 3; k++) {
+            ck_assert_msg(fabs(ang[k] - prev[k]) < 0.2, "frame %d: jump %g", f, ang[k] - prev[k]);
+        }
+        memcpy(prev, ang, sizeof ang);
+    }
+    fb_ck_near(ang[0], 0.05 * 1999, 1e-9, 0.0); /* the angle kept counting turns */
+}
+END_TEST
+
+/* ---- units, up axis, position channels ---------------------------------------------------- */
+
+/* A standing figure: hips at 0.9 m, head top 1.7 m, in `scale` file units per metre. */
+static void standing_bvh(double units_per_m, bool z_up, char* buf, size_t cap) {
+    const double s = units_per_m;
+    const char* up = z_up ? "0 0 %g" : "0 %g 0";
+    char leg[64], spine[64], foot[64];
+    snprintf(leg, sizeof leg, up, -0.85 * s);
+    snprintf(spine, sizeof spine, up, 0.8 * s);
+    snprintf(foot, sizeof foot, up, -0.05 * s);
+    snprintf(buf, cap,
+             "HIERARCHY\nROOT Hips\n{\n OFFSET 0 0 0\n"
+             " CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n"
+             " JOINT Leg\n {\n  OFFSET %s\n  CHANNELS 3 Zrotation Xrotation Yrotation\n"
+             "  End Site\n  {\n   OFFSET %s\n  }\n }\n"
+             " JOINT Spine\n {\n  OFFSET 0 0 0\n  CHANNELS 3 Zrotation Xrotation Yrotation\n"
+             "  End Site\n  {\n   OFFSET %s\n  }\n }\n}\n"
+             "MOTION\nFrames: 1\nFrame Time: 0.01\n0 0 0 0 0 0 0 0 0 0 0 0\n",
+             leg, foot, spine);
+}
+
+START_TEST(units_are_detected_from_the_standing_height) {
+    static const struct {
+        double units_per_m;
+        const char* name;
+    } CASES[] = {{1.0, "m"},           {10.0, "dm"},   {100.0, "cm"},
+                 {1000.0, "mm"},       {39.37, "inch"}, {1.0 / 0.056444, "CMU"}};
+    char buf[2048];
+    for (size_t k = 0; k < sizeof CASES / sizeof CASES[0]; k++) {
+        standing_bvh(CASES[k].units_per_m, false, buf, sizeof buf);
+        fb_error err;
+        fb_clip* c = parse(buf, &err);
+        ck_assert_msg(c, "%s", err.msg);
+        ck_assert_msg(strncmp(c->unit_name, CASES[k].name, strlen(CASES[k].name)) == 0,
+                      "%g units/m detected as %s", CASES[k].units_per_m, c->unit_name);
+        fb_ck_near(c->height_file * c->unit, 1.7, 0.02, 0.0);
+        fb_clip_destroy(c);
+    }
+    /* overrides */
+    standing_bvh(100.0, false, buf, sizeof buf);
+    fb_clip_opts o = fb_default_clip_opts();
+    o.height = 1.8;
+    fb_error err;
+    fb_clip* c = fb_clip_parse_bvh(buf, strlen(buf), "t", &o, NULL, &err);
+    fb_ck_near(c->height_file * c->unit, 1.8, 1e-12, 0.0);
+    fb_clip_destroy(c);
+    o = fb_default_clip_opts();
+    o.scale = 0.02;
+    c = fb_clip_parse_bvh(buf, strlen(buf), "t", &o, NULL, &err);
+    ck_assert(c->unit == 0.02);
+    fb_clip_destroy(c);
+}
+END_TEST
+
+START_TEST(z_up_clips_are_detected_and_stand_up) {
+    char buf[2048];
+    standing_bvh(100.0, true, buf, sizeof buf);
+    fb_error err;
+    fb_clip* c = parse(buf, &err);
+    ck_assert_msg(c, "%s", err.msg);
+    ck_assert_int_eq(c->up, FB_UP_Z);
+    fb_v3 J[3], E[3];
+    fb_clip_rest_positions(c, J, E);
+    /* the spine's end (head top) is 0.8 m above the hips, along +Y, in featherbone's axes */
+    fb_ck_near(E[2].y, 0.8, 1e-12, 1e-12);
+    fb_ck_near(E[2].z, 0.0, 0.0, 1e-12);
+    /* and the character built from it has its head above its hips in the world */
+    fb_character* ch = fb_character_build(c, NULL, &err);
+    ck_assert_msg(ch, "%s", err.msg);
+    fb_data* d = ck_data(ch->model);
+    fb_kinematics_pos(ch->model, d);
+    const int head = fb_model_body_by_name(ch->model, "Spine_End");
+    fb_ck_near(fb_point_pos(ch->model, d, head, fb_v3_zero()).y, 0.8, 1e-12, 1e-12);
+    fb_data_destroy(d);
+    fb_character_destroy(ch);
+    fb_clip_destroy(c);
+}
+END_TEST
+
+/* A clip whose "Arm" joint has position channels, written either way: absolute (the channel
+ * is the whole offset) or relative (added to OFFSET). Both describe the same motion. */
+static void six_channel_bvh(bool absolute, char* buf, size_t cap) {
+    char frames[4096] = "";
+    size_t n = 0;
+    for (int f = 0; f < 20; f++) {
+        const double dx = 0.5 * sin(0.3 * f), dy = 0.2 * cos(0.2 * f);
+        const double px = absolute ? 30 + dx : dx, py = absolute ? 5 + dy : dy;
+        n += (size_t)snprintf(frames + n, sizeof frames - n > 0 ? sizeof frames - n : 0,
+                              "0 100 0 0 0 0 %.6f %.6f 0 %d 0 0\n", px, py, 3 * f);
+        if (n >= sizeof frames) {
+            break;
+        }
+    }
+    snprintf(buf, cap,
+             "HIERARCHY\nROOT Hips\n{\n OFFSET 0 0 0\n"
+             " CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n"
+             " JOINT Arm\n {\n  OFFSET 30 5 0\n"
+             "  CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n"
+             "  End Site\n  {\n   OFFSET 0 -60 0\n  }\n }\n"
+             " JOINT Leg\n {\n  OFFSET 0 -90 0\n  CHANNELS 0\n"
+             "  End Site\n  {\n   OFFSET 0 -80 0\n  }\n }\n}\n"
+             "MOTION\nFrames: 20\nFrame Time: 0.01\n%s",
+             frames);
+}
+
+START_TEST(non_root_position_channels_are_kept_either_way) {
+    static char abs_text[8192], rel_text[8192];
+    six_channel_bvh(true, abs_text, sizeof abs_text);
+    six_channel_bvh(false, rel_text, sizeof rel_text);
+    fb_error err;
+    fb_clip* a = parse(abs_text, &err);
+    ck_assert_msg(a, "%s", err.msg);
+    fb_clip* r = parse(rel_text, &err);
+    ck_assert_msg(r, "%s", err.msg);
+    ck_assert_int_eq(a->pos_mode, FB_POS_ABSOLUTE);
+    ck_assert_int_eq(r->pos_mode, FB_POS_RELATIVE);
+    fb_character* ca = fb_character_build(a, NULL, &err);
+    fb_character* cr = fb_character_build(r, NULL, &err);
+    ck_assert(ca && cr);
+    const int arm = fb_model_body_by_name(ca->model, "Arm_End");
+    ck_assert_int_eq(ca->model->jtype[fb_model_body_by_name(ca->model, "Arm")],
+                     FB_JOINT_FLOATING);
+    fb_motion* ma = fb_motion_from_clip(a, ca, 0.0, 0, 0, &err);
+    fb_motion* mr = fb_motion_from_clip(r, cr, 0.0, 0, 0, &err);
+    fb_data* da = ck_data(ca->model);
+    fb_data* dr = ck_data(cr->model);
+    /* the hand follows the same world path from both files */
+    for (int f = 0; f < 20; f++) {
+        memcpy(da->q, ma->q + f * ma->nq, (size_t)ma->nq * sizeof(double));
+        memcpy(dr->q, mr->q + f * mr->nq, (size_t)mr->nq * sizeof(double));
+        fb_kinematics_pos(ca->model, da);
+        fb_kinematics_pos(cr->model, dr);
+        const fb_v3 pa = fb_point_pos(ca->model, da, arm, fb_v3_zero());
+        const fb_v3 pr = fb_point_pos(cr->model, dr, arm, fb_v3_zero());
+        ck_assert_msg(fb_v3_norm(fb_v3_sub(pa, pr)) < 1e-12, "frame %d", f);
+    }
+    /* forcing the wrong reading moves the arm by a whole OFFSET */
+    fb_clip_opts o = fb_default_clip_opts();
+    o.pos_mode = FB_POS_RELATIVE;
+    fb_clip* wrong = fb_clip_parse_bvh(abs_text, strlen(abs_text), "t", &o, NULL, &err);
+    ck_assert_int_eq(wrong->pos_mode, FB_POS_RELATIVE);
+    fb_clip_destroy(wrong);
+    fb_data_destroy(da);
+    fb_data_destroy(dr);
+    fb_motion_destroy(ma);
+    fb_motion_destroy(mr);
+    fb_character_destroy(ca);
+    fb_character_destroy(cr);
+    fb_clip_destroy(a);
+    fb_clip_destroy(r);
+}
+END_TEST
+
+/* ---- character ----------------------------------------------------------------------------- */
+
+START_TEST(hinge_axis_is_recovered_from_the_motion) {
+    /* an elbow bending about a tilted axis through the clip, in Z X Y channels */
+    const fb_v3 axis = fb_v3_scale(fb_v3_make(0.8, 0.1, 0.3), 1.0 / sqrt(0.74));
+    static char text[65536];
+    size_t n = (size_t)snprintf(text, sizeof text,
+                                "HIERARCHY\nROOT Hips\n{\n OFFSET 0 0 0\n"
+                                " CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation "
+                                "Yrotation\n JOINT LeftElbow\n {\n  OFFSET 0 -30 0\n"
+                                "  CHANNELS 3 Zrotation Xrotation Yrotation\n  End Site\n  {\n"
+                                "   OFFSET 0 -25 0\n  }\n }\n}\nMOTION\nFrames: 100\n"
+                                "Frame Time: 0.01\n");
+    const int zxy[3] = {2, 0, 1};
+    for (int f = 0; f < 100; f++) {
+        double ang[3];
+        fb_quat_to_euler(fb_quat_from_axis_angle(axis, 1.2 * sin(0.1 * f)), zxy, NULL, ang);
+        n += (size_t)snprintf(text + n, sizeof text - n, "0 100 0 0 0 0 %.9f %.9f %.9f\n",
+                              ang[0] * 180 / FB_PI, ang[1] * 180 / FB_PI, ang[2] * 180 / FB_PI);
+    }
+    fb_error err;
+    fb_clip* c = parse(text, &err);
+    ck_assert_msg(c, "%s", err.msg);
+    fb_rules rules = fb_rules_lossless();
+    rules.nhinge = 1;
+    strcpy(rules.hinge[0], "elbow");
+    fb_build_opts o = fb_default_build_opts();
+    o.rules = &rules;
+    fb_character* ch = fb_character_build(c, &o, &err);
+    ck_assert_msg(ch, "%s", err.msg);
+    const int b = fb_model_body_by_name(ch->model, "LeftElbow");
+    ck_assert_int_eq(ch->model->jtype[b], FB_JOINT_REVOLUTE);
+    ck_assert_msg(fabs(fb_v3_dot(ch->model->axis[b], axis)) > 1 - 1e-9, "axis (%g %g %g)",
+                  ch->model->axis[b].x, ch->model->axis[b].y, ch->model->axis[b].z);
+    ck_assert(ch->hinge[1].max_off_axis < 1e-7);
+    /* the hinge angle follows the motion */
+    fb_motion* mo = fb_motion_from_clip(c, ch, 0, 0, 0, &err);
+    const double sign = fb_v3_dot(ch->model->axis[b], axis) > 0 ? 1.0 : -1.0;
+    for (int f = 0; f < 100; f++) {
+        fb_ck_near(mo->q[f * mo->nq + ch->model->q_adr[b]], sign * 1.2 * sin(0.1 * f), 0.0, 1e-7);
+    }
+    fb_motion_destroy(mo);
+    fb_character_destroy(ch);
+    fb_clip_destroy(c);
+}
+END_TEST
+
+START_TEST(mass_models_and_targets) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/character_rules.json", FB_DATA_DIR);
+    fb_rules rules;
+    fb_error err;
+    ck_assert_msg(fb_rules_load(path, &rules, &err) == FB_OK, "%s", err.msg);
+    char buf[2048];
+    standing_bvh(100.0, false, buf, sizeof buf);
+    fb_clip* c = parse(buf, &err);
+    fb_build_opts o = fb_default_build_opts();
+    o.rules = &rules;
+    o.mass = 70.0;
+    fb_character* ch = fb_character_build(c, &o, &err);
+    fb_ck_near(fb_model_mass(ch->model), 70.0, 1e-12, 0.0);
+    fb_character_destroy(ch);
+    /* anthropometric: needs a mass, and hits it */
+    o.mass_model = FB_MASS_ANTHROPOMETRIC;
+    o.mass = 0.0;
+    ck_assert_ptr_null(fb_character_build(c, &o, &err));
+    ck_assert_ptr_nonnull(strstr(err.msg, "--mass"));
+    o.mass = 80.0;
+    ch = fb_character_build(c, &o, &err);
+    ck_assert_msg(ch, "%s", err.msg);
+    fb_ck_near(fb_model_mass(ch->model), 80.0, 1e-12, 0.0);
+    fb_character_destroy(ch);
+    fb_clip_destroy(c);
+}
+END_TEST
+
+START_TEST(rules_files_are_checked) {
+    char dir[] = "/tmp/fbrulesXXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    static const struct {
+        const char* json;
+        const char* says;
+    } CASES[] = {
+        {"{\"desnity\": 1000}", "desnity: unknown key"},
+        {"{\"density\": -1}", "density: expected a number"},
+        {"{\"parts\": [{\"match\": \"arm\"}]}", "parts[0]: expected both"},
+        {"{\"parts\": [{\"match\": \"arm\", \"radius\": 0.1, \"segment\": \"tail\"}]}",
+         "parts[0].segment"},
+        {"{\"hinges\": [1, 2]}", "hinges[0]"},
+        {"{\n\"density\": 1000,\n\"parts\": [\n", "expected valid JSON"},
+    };
+    for (size_t k = 0; k < sizeof CASES / sizeof CASES[0]; k++) {
+        char path[256];
+        snprintf(path, sizeof path, "%s/r%zu.json", dir, k);
+        FILE* f = fopen(path, "w");
+        fputs(CASES[k].json, f);
+        fclose(f);
+        fb_rules r;
+        fb_error err;
+        ck_assert_int_eq(fb_rules_load(path, &r, &err), FB_EINVAL);
+        ck_assert_msg(strstr(err.msg, CASES[k].says), "'%s' lacks '%s'", err.msg, CASES[k].says);
+        unlink(path);
+    }
+    rmdir(dir);
+}
+END_TEST
+
+/* ---- resampling ------------------------------------------------------------------------------ */
+
+START_TEST(resampling_follows_a_steady_rotation) {
+    /* a root spinning steadily about a tilted axis at 100 fps, resampled to 30 fps: slerp of
+     * a constant angular velocity is exact, so every new frame lies on the true rotation */
+    const fb_v3 axis = fb_v3_scale(fb_v3_make(1, 2, 2), 1.0 / 3.0);
+    static char text[200000];
+    size_t n = (size_t)snprintf(text, sizeof text,
+                                "HIERARCHY\nROOT Hips\n{\n OFFSET 0 0 0\n CHANNELS 6 Xposition "
+                                "Yposition Zposition Yrotation Xrotation Zrotation\n End Site\n"
+                                " {\n  OFFSET 0 50 0\n }\n}\nMOTION\nFrames: 301\n"
+                                "Frame Time: 0.01\n");
+    const int yxz[3] = {1, 0, 2};
+    double prev[3] = {0, 0, 0};
+    for (int f = 0; f <= 300; f++) {
+        double ang[3];
+        fb_quat_to_euler(fb_quat_from_axis_angle(axis, 2.0 * f * 0.01), yxz, prev, ang);
+        memcpy(prev, ang, sizeof ang);
+        n += (size_t)snprintf(text + n, sizeof text - n, "%.9f 100 0 %.12f %.12f %.12f\n",
+                              0.5 * f, ang[0] * 180 / FB_PI, ang[1] * 180 / FB_PI,
+                              ang[2] * 180 / FB_PI);
+    }
+    fb_error err;
+    fb_clip* c = parse(text, &err);
+    ck_assert_msg(c, "%s", err.msg);
+    fb_character* ch = fb_character_build(c, NULL, &err);
+    fb_motion* mo = fb_motion_from_clip(c, ch, 30.0, 0, 0, &err);
+    ck_assert_msg(mo, "%s", err.msg);
+    ck_assert_int_eq(mo->nframe, 91); /* 3 s at 30 fps, both ends included */
+    for (int k = 0; k < mo->nframe; k++) {
+        const double t = k / 30.0;
+        const double* q = mo->q + k * mo->nq;
+        const fb_quat expect = fb_quat_from_axis_angle(axis, 2.0 * t);
+        ck_assert_msg(quat_angle(fb_quat_load(q + 3), expect) < 1e-9, "frame %d: %g rad", k,
+                      quat_angle(fb_quat_load(q + 3), expect));
+        fb_ck_near(q[0], 0.5 * t * 100 * c->unit, 1e-9, 1e-12); /* x moves linearly */
+    }
+    /* a frame range */
+    fb_motion* part = fb_motion_from_clip(c, ch, 0.0, 100, 201, &err);
+    ck_assert_int_eq(part->nframe, 101);
+    ck_assert(quat_angle(fb_quat_load(part->q + 3), fb_quat_from_axis_angle(axis, 2.0)) < 1e-9);
+    ck_assert_ptr_null(fb_motion_from_clip(c, ch, 0.0, 200, 100, &err));
+    fb_motion_destroy(part);
+    fb_motion_destroy(mo);
+    fb_character_destroy(ch);
+    fb_clip_destroy(c);
+}
+END_TEST
+
+/* ---- the shared clips ------------------------------------------------------------------------ */
+
+/* The shared clips, or 0 when ../shared is not there. */
+static int shared_clips(char names[][256], int cap) {
+    DIR* dir = opendir(FB_SHARED_MOCAP_DIR);
+    if (!dir) {
+        printf("note: %s not present, shared-clip tests skipped\n", FB_SHARED_MOCAP_DIR);
+        return 0;
+    }
+    int n = 0;
+    for (struct dirent* e; (e = readdir(dir)) && n < cap;) {
+        const size_t len = strlen(e->d_name);
+        if (len > 4 && strcmp(e->d_name + len - 4, ".bvh") == 0) {
+            snprintf(names[n++], 256, "%s/%.100s", FB_SHARED_MOCAP_DIR, e->d_name);
+        }
+    }
+    closedir(dir);
+    return n;
+}
+
+START_TEST(shared_clips_agree_with_assimp) {
+    char names[16][256];
+    const int n = shared_clips(names, 16);
+    for (int k = 0; k < n; k++) {
+        fb_error err;
+        fb_clip* c = fb_clip_load(names[k], NULL, NULL, &err);
+        ck_assert_msg(c, "%s", err.msg);
+        const struct aiScene* sc = aiImportFile(names[k], 0);
+        ck_assert_msg(sc && sc->mNumAnimations == 1, "Assimp: %s", aiGetErrorString());
+        const struct aiAnimation* an = sc->mAnimations[0];
+        double worst = 0.0;
+        int compared = 0;
+        for (unsigned a = 0; a < an->mNumChannels; a++) {
+            const struct aiNodeAnim* ch = an->mChannels[a];
+            const int i = fb_clip_joint_by_name(c, ch->mNodeName.data);
+            ck_assert_msg(i >= 0, "%s: Assimp channel %s unknown", names[k], ch->mNodeName.data);
+            for (unsigned f = 0; f < ch->mNumRotationKeys && (int)f < c->nframe; f++) {
+                const struct aiQuaternion qa = ch->mRotationKeys[f].mValue;
+                const fb_quat q = {qa.w, qa.x, qa.y, qa.z};
+                worst = fmax(worst, quat_angle(fb_quat_normalize(q), rotation_of(c, i, (int)f)));
+                compared++;
+            }
+        }
+        ck_assert_msg(worst < ASSIMP_ROT_TOL, "%s: rotations differ from Assimp's by %g rad",
+                      names[k], worst);
+        ck_assert_int_gt(compared, 1000);
+        aiReleaseImport(sc);
+        fb_clip_destroy(c);
+    }
+}
+END_TEST
+
+START_TEST(shared_clips_round_trip_and_have_plausible_mass) {
+    char names[16][256];
+    const int n = shared_clips(names, 16);
+    char dir[] = "/tmp/fbrtXXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char rules_path[1024];
+    snprintf(rules_path, sizeof rules_path, "%s/character_rules.json", FB_DATA_DIR);
+    fb_rules rules;
+    fb_error err;
+    ck_assert_msg(fb_rules_load(rules_path, &rules, &err) == FB_OK, "%s", err.msg);
+    for (int k = 0; k < n; k++) {
+        fb_clip* c = fb_clip_load(names[k], NULL, NULL, &err);
+        ck_assert_msg(c, "%s", err.msg);
+        /* a plausible character with the default rules */
+        fb_build_opts o = fb_default_build_opts();
+        o.rules = &rules;
+        fb_character* phys = fb_character_build(c, &o, &err);
+        ck_assert_msg(phys, "%s", err.msg);
+        const double mass = fb_model_mass(phys->model);
+        ck_assert_msg(mass > 50.0 && mass < 110.0, "%s: %g kg", names[k], mass);
+        fb_character_destroy(phys);
+        /* import -> q(t) -> export -> import: the same rotations and positions */
+        fb_character* ch = fb_character_build(c, NULL, &err);
+        fb_motion* mo = fb_motion_from_clip(c, ch, 0.0, 0, 0, &err);
+        char out[512];
+        snprintf(out, sizeof out, "%s/rt.bvh", dir);
+        ck_assert_msg(fb_motion_write_bvh(c, ch, mo, 1.0, out, &err) == FB_OK, "%s", err.msg);
+        fb_clip* back = fb_clip_load(out, NULL, NULL, &err);
+        ck_assert_msg(back, "%s", err.msg);
+        ck_assert_int_eq(back->nwarn, 0);
+        ck_assert_int_eq(back->nframe, c->nframe);
+        ck_assert(back->frame_time == c->frame_time);
+        ck_assert_int_eq(back->njoint, c->njoint);
+        double rot = 0.0, pos = 0.0;
+        for (int i = 0; i < c->njoint; i++) {
+            const fb_clip_joint* a = &c->joint[i];
+            const fb_clip_joint* b = &back->joint[i];
+            ck_assert_str_eq(a->name, b->name);
+            ck_assert_int_eq(a->parent, b->parent);
+            ck_assert_int_eq(a->nchan, b->nchan);
+            ck_assert(memcmp(a->chan, b->chan, sizeof a->chan) == 0);
+            ck_assert(fb_v3_norm(fb_v3_sub(a->offset, b->offset)) < RT_POS_TOL);
+            for (int f = 0; f < c->nframe; f++) {
+                rot = fmax(rot, quat_angle(rotation_of(c, i, f), rotation_of(back, i, f)));
+                for (int ch_k = 0; ch_k < a->nchan; ch_k++) {
+                    if (a->chan[ch_k] <= FB_CH_ZPOS) {
+                        const size_t at = (size_t)f * (size_t)c->nchan + (size_t)(a->col + ch_k);
+                        pos = fmax(pos, fabs(c->frames[at] - back->frames[at]));
+                    }
+                }
+            }
+        }
+        ck_assert_msg(rot < RT_ROT_TOL && pos < RT_POS_TOL, "%s: rotation %g rad, position %g",
+                      names[k], rot, pos);
+        printf("round trip %s: %d frames, worst rotation %.2e rad, position %.2e units, "
+               "mass %.1f kg\n",
+               strrchr(names[k], '/') + 1, c->nframe, rot, pos, mass);
+        /* a second tool opens what we wrote */
+        char cmd[1024], line[512];
+        snprintf(cmd, sizeof cmd, "assimp info '%s' 2>&1", out);
+        FILE* p = popen(cmd, "r");
+        ck_assert_ptr_nonnull(p);
+        bool ok = false, error = false;
+        while (fgets(line, sizeof line, p)) {
+            ok |= strstr(line, "Importing file") && strstr(line, "OK");
+            error |= strstr(line, "ERROR") != NULL;
+        }
+        pclose(p);
+        ck_assert_msg(ok && !error, "assimp info could not load the export of %s", names[k]);
+        unlink(out);
+        fb_clip_destroy(back);
+        fb_motion_destroy(mo);
+        fb_character_destroy(ch);
+        fb_clip_destroy(c);
+    }
+    rmdir(dir);
+}
+END_TEST
+
+static Suite* mocap_suite(void) {
+    Suite* s = suite_create("mocap");
+    TCase* tc = tcase_create("mocap");
+    tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, line_endings_crlf_lf_cr_and_mixed);
+    tcase_add_test(tc, numbers_spaces_tabs_and_trailing_whitespace);
+    tcase_add_test(tc, declared_frame_count_differs_from_lines);
+    tcase_add_test(tc, rotation_orders_differ_per_joint);
+    tcase_add_test(tc, malformed_files_are_refused_with_file_and_line);
+    tcase_add_test(tc, euler_round_trip_in_every_order);
+    tcase_add_test(tc, euler_unwrapping_never_jumps);
+    tcase_add_test(tc, units_are_detected_from_the_standing_height);
+    tcase_add_test(tc, z_up_clips_are_detected_and_stand_up);
+    tcase_add_test(tc, non_root_position_channels_are_kept_either_way);
+    tcase_add_test(tc, hinge_axis_is_recovered_from_the_motion);
+    tcase_add_test(tc, mass_models_and_targets);
+    tcase_add_test(tc, rules_files_are_checked);
+    tcase_add_test(tc, resampling_follows_a_steady_rotation);
+    tcase_add_test(tc, shared_clips_agree_with_assimp);
+    tcase_add_test(tc, shared_clips_round_trip_and_have_plausible_mass);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) {
+    return ck_run_suite(mocap_suite());
+}

@@ -716,6 +716,62 @@ START_TEST(shared_clips_round_trip_and_have_plausible_mass) {
 }
 END_TEST
 
+START_TEST(gltf_through_assimp_matches_the_bvh) {
+    /* the bundled clip exported to glTF by Assimp's own tool, read back through featherbone's
+     * Assimp path (30 fps samples), against the BVH itself at the same instants */
+    char dir[] = "/tmp/fbgltfXXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char glb[256], cmd[1024];
+    snprintf(glb, sizeof glb, "%s/walk.glb", dir);
+    snprintf(cmd, sizeof cmd, "assimp export '%s/131_01.bvh' '%s' >/dev/null 2>&1", FB_DATA_DIR,
+             glb);
+    ck_assert_msg(system(cmd) == 0, "assimp export failed");
+    fb_error err;
+    snprintf(cmd, sizeof cmd, "%s/131_01.bvh", FB_DATA_DIR);
+    fb_clip* bvh = fb_clip_load(cmd, NULL, NULL, &err);
+    fb_clip* gl = fb_clip_load(glb, NULL, NULL, &err);
+    ck_assert_msg(bvh && gl, "%s", err.msg);
+    ck_assert_str_eq(gl->format, "glb");
+    ck_assert_int_eq(gl->njoint, bvh->njoint);
+    ck_assert_int_eq(gl->nchan, bvh->nchan); /* a root with position, 30 rotating joints */
+    fb_character* cb = fb_character_build(bvh, NULL, &err);
+    fb_character* cg = fb_character_build(gl, NULL, &err);
+    fb_motion* mb = fb_motion_from_clip(bvh, cb, 30.0, 0, 0, &err);
+    fb_motion* mg = fb_motion_from_clip(gl, cg, 0.0, 0, 0, &err);
+    ck_assert(mb && mg);
+    fb_data* db = ck_data(cb->model);
+    fb_data* dg = ck_data(cg->model);
+    double worst = 0.0;
+    const int frames = mg->nframe < mb->nframe ? mg->nframe : mb->nframe;
+    for (int f = 0; f < frames; f++) {
+        memcpy(db->q, mb->q + f * mb->nq, (size_t)mb->nq * sizeof(double));
+        memcpy(dg->q, mg->q + f * mg->nq, (size_t)mg->nq * sizeof(double));
+        fb_kinematics_pos(cb->model, db);
+        fb_kinematics_pos(cg->model, dg);
+        for (int i = 0; i < bvh->njoint; i++) {
+            const int j = fb_clip_joint_by_name(gl, bvh->joint[i].name);
+            ck_assert_int_ge(j, 0);
+            const fb_v3 pb = fb_point_pos(cb->model, db, cb->body_of_joint[i], fb_v3_zero());
+            const fb_v3 pg = fb_point_pos(cg->model, dg, cg->body_of_joint[j], fb_v3_zero());
+            worst = fmax(worst, fb_v3_norm(fb_v3_sub(pb, pg)));
+        }
+    }
+    /* every joint in the same place (m), to Assimp's single precision */
+    ck_assert_msg(worst < 1e-5, "joints differ by up to %g m", worst);
+    ck_assert_int_gt(frames, 200);
+    fb_data_destroy(db);
+    fb_data_destroy(dg);
+    fb_motion_destroy(mb);
+    fb_motion_destroy(mg);
+    fb_character_destroy(cb);
+    fb_character_destroy(cg);
+    fb_clip_destroy(bvh);
+    fb_clip_destroy(gl);
+    unlink(glb);
+    rmdir(dir);
+}
+END_TEST
+
 static Suite* mocap_suite(void) {
     Suite* s = suite_create("mocap");
     TCase* tc = tcase_create("mocap");
@@ -735,6 +791,7 @@ static Suite* mocap_suite(void) {
     tcase_add_test(tc, rules_files_are_checked);
     tcase_add_test(tc, resampling_follows_a_steady_rotation);
     tcase_add_test(tc, shared_clips_agree_with_assimp);
+    tcase_add_test(tc, gltf_through_assimp_matches_the_bvh);
     tcase_add_test(tc, shared_clips_round_trip_and_have_plausible_mass);
     suite_add_tcase(s, tc);
     return s;

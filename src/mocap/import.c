@@ -3,10 +3,11 @@
  * BVH: bvh.c reads the text at double precision with every channel order; Assimp loads the same
  * file and its node tree must hold every joint under the same parent (a mismatch, or Assimp
  * failing where our reader succeeded, is a warning: the reader is the authority on BVH).
- * Anything else (FBX, glTF, Collada, ...): Assimp's node hierarchy and first animation become a
- * clip whose joints each carry six channels (position, then Z X Y rotation), sampled at a
- * uniform rate; positions are then absolute (they replace OFFSET). Assimp objects never leave
- * this file. */
+ * Anything else (FBX, glTF, Collada, ...): Assimp's node hierarchy (the nodes that are animated
+ * or have animated descendants) and first animation become a clip sampled at 30 fps: every
+ * joint rotates through Z X Y channels, and the root and any node whose translation animates
+ * also get position channels, which then hold the whole translation (absolute). Assimp objects
+ * never leave this file. */
 #include <assimp/cimport.h>
 #include <assimp/scene.h>
 #include <ctype.h>
@@ -22,6 +23,9 @@
 #include "mocap/euler.h"
 #include "util/error.h"
 
+/* Relative change below which a node's animated translation counts as constant (Assimp keeps
+ * keys in single precision, ~6e-8 relative). */
+#define IMPORT_STILL_TOL 1e-6
 /* Rate (frames/s) for non-BVH clips whose keys do not give one. */
 #define IMPORT_DEFAULT_FPS 30.0
 /* Largest file read (bytes): 1 GiB, far beyond any clip, so a wrong path to a disk image
@@ -148,11 +152,27 @@ static fb_status add_nodes(fb_clip* c, const struct aiAnimation* an, const struc
     j.parent = parent;
     const struct aiMatrix4x4* T = &n->mTransformation;
     j.offset = (fb_v3){T->a4, T->b4, T->c4};
-    /* six channels: position, then rotation as Z X Y (the common BVH order) */
+    /* the root, and nodes whose translation animates, get position channels; the others keep
+     * a constant offset (their translation) and rotate only, like a BVH joint */
+    const struct aiNodeAnim* ch = channel_of(an, n->mName.data);
+    bool moves = parent < 0;
+    if (ch && ch->mNumPositionKeys > 0) {
+        const struct aiVector3D p0 = ch->mPositionKeys[0].mValue;
+        j.offset = (fb_v3){p0.x, p0.y, p0.z};
+        for (unsigned k = 1; k < ch->mNumPositionKeys && !moves; k++) {
+            const struct aiVector3D p = ch->mPositionKeys[k].mValue;
+            moves = fabs(p.x - p0.x) + fabs(p.y - p0.y) + fabs(p.z - p0.z) >
+                    IMPORT_STILL_TOL * (1.0 + fabs(p0.x) + fabs(p0.y) + fabs(p0.z));
+        }
+    }
+    /* position (if any), then rotation as Z X Y (the common BVH order) */
     const fb_channel chans[6] = {FB_CH_XPOS, FB_CH_YPOS, FB_CH_ZPOS,
                                  FB_CH_ZROT, FB_CH_XROT, FB_CH_YROT};
-    j.nchan = 6;
-    memcpy(j.chan, chans, sizeof chans);
+    j.nchan = moves ? 6 : 3;
+    memcpy(j.chan, moves ? chans : chans + 3, (size_t)j.nchan * sizeof(fb_channel));
+    if (moves && parent < 0) {
+        j.offset = fb_v3_zero(); /* the root's channels hold its whole translation */
+    }
     const int me = fb_clip_push_joint(c, &j, err);
     if (me < 0) {
         return FB_ENOMEM;
@@ -262,14 +282,17 @@ static fb_clip* clip_from_assimp(const char* path, const fb_clip_opts* opts,
                     duration_s);
     }
     if (s == FB_OK) {
-        c->nchan = 6 * c->njoint;
+        c->nchan = 0;
+        for (int i = 0; i < c->njoint; i++) {
+            c->joint[i].col = c->nchan;
+            c->nchan += c->joint[i].nchan;
+        }
         c->frames = fb_alloc(&c->alloc, (size_t)nframe * (size_t)c->nchan * sizeof(double));
         if (!c->frames) {
             s = fb_fail(err, FB_ENOMEM, "%s: out of memory", path);
         }
     }
     for (int i = 0; s == FB_OK && i < c->njoint; i++) {
-        c->joint[i].col = 6 * i;
         const struct aiNode* node = find_node(sc->mRootNode, c->joint[i].name);
         const struct aiNodeAnim* ch = node ? channel_of(an, node->mName.data) : NULL;
         fb_v3 t0;
@@ -288,12 +311,15 @@ static fb_clip* clip_from_assimp(const char* path, const fb_clip_opts* opts,
             const fb_quat q = ch ? sample_quat(ch->mRotationKeys, ch->mNumRotationKeys, t, q0) : q0;
             double ang[3];
             fb_quat_to_euler(q, axes, f ? prev : NULL, ang);
-            double* row = c->frames + (size_t)f * (size_t)c->nchan + (size_t)(6 * i);
-            row[0] = p.x;
-            row[1] = p.y;
-            row[2] = p.z;
+            double* row = c->frames + (size_t)f * (size_t)c->nchan + (size_t)c->joint[i].col;
+            if (c->joint[i].nchan == 6) {
+                row[0] = p.x;
+                row[1] = p.y;
+                row[2] = p.z;
+                row += 3;
+            }
             for (int k = 0; k < 3; k++) {
-                row[3 + k] = ang[k] * 180.0 / FB_PI;
+                row[k] = ang[k] * 180.0 / FB_PI;
                 prev[k] = ang[k];
             }
         }
@@ -303,7 +329,12 @@ static fb_clip* clip_from_assimp(const char* path, const fb_clip_opts* opts,
         c->nframe = nframe;
         c->declared_frames = nframe;
         c->frame_time = frame_time;
-        s = fb_clip_finish(c, opts, err);
+        /* position channels here always hold the whole translation */
+        fb_clip_opts o = *opts;
+        if (o.pos_mode == FB_POS_AUTO) {
+            o.pos_mode = FB_POS_ABSOLUTE;
+        }
+        s = fb_clip_finish(c, &o, err);
     }
     if (s != FB_OK) {
         fb_clip_destroy(c);

@@ -4,7 +4,7 @@
  *
  * The shared clips (../shared/data/mocap) are used when present; without them those tests
  * pass with a note (they cannot run), everything else still runs. */
-#define _POSIX_C_SOURCE 200809L /* popen, mkdtemp */
+#define _DEFAULT_SOURCE /* popen, mkdtemp, mkstemps */
 #include <assimp/cimport.h>
 #include <assimp/scene.h>
 #include <dirent.h>
@@ -230,6 +230,17 @@ START_TEST(malformed_files_are_refused_with_file_and_line) {
     fb_clip_destroy(good);
     ck_assert_ptr_null(fb_clip_load(data_path("does_not_exist.bvh"), NULL, NULL, &err));
     ck_assert_int_eq(err.code, FB_EIO);
+    /* a non-BVH file goes to Assimp, whose reason is passed on with the file name */
+    char path[] = "/tmp/fbjunkXXXXXX.glb";
+    const int fd = mkstemps(path, 4);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, "glTF\x02\0\0\0 not really", 20), 20);
+    close(fd);
+    ck_assert_ptr_null(fb_clip_load(path, NULL, NULL, &err));
+    ck_assert_int_eq(err.code, FB_EINVAL);
+    ck_assert_msg(strstr(err.msg, path) && strstr(err.msg, "Assimp could not import it"), "%s",
+                  err.msg);
+    unlink(path);
 }
 END_TEST
 
@@ -501,6 +512,20 @@ START_TEST(mass_models_and_targets) {
     ck_assert_msg(ch, "%s", err.msg);
     fb_ck_near(fb_model_mass(ch->model), 80.0, 1e-12, 0.0);
     fb_character_destroy(ch);
+    /* a leg made 1000x lighter than the hips is reported */
+    fb_rules thin = fb_rules_lossless();
+    thin.npart = 2;
+    snprintf(thin.part[0].pattern, FB_PATTERN_MAX, "=hips");
+    thin.part[0].radius = 0.2;
+    snprintf(thin.part[1].pattern, FB_PATTERN_MAX, "leg");
+    thin.part[1].radius = 0.002;
+    o = fb_default_build_opts();
+    o.rules = &thin;
+    ch = fb_character_build(c, &o, &err);
+    ck_assert_int_eq(ch->nwarn, 1);
+    ck_assert_msg(strstr(ch->warn[0], "'Leg'") && strstr(ch->warn[0], "more than 100x"), "%s",
+                  ch->warn[0]);
+    fb_character_destroy(ch);
     fb_clip_destroy(c);
 }
 END_TEST
@@ -615,19 +640,30 @@ START_TEST(shared_clips_agree_with_assimp) {
         const struct aiScene* sc = aiImportFile(names[k], 0);
         ck_assert_msg(sc && sc->mNumAnimations == 1, "Assimp: %s", aiGetErrorString());
         const struct aiAnimation* an = sc->mAnimations[0];
+        /* the library's own joint rotations: q(t) of the lossless character */
+        fb_character* chr = fb_character_build(c, NULL, &err);
+        fb_motion* mo = fb_motion_from_clip(c, chr, 0.0, 0, 0, &err);
+        ck_assert(chr && mo && mo->nframe == c->nframe);
+        const fb_model* m = chr->model;
         double worst = 0.0;
         int compared = 0;
         for (unsigned a = 0; a < an->mNumChannels; a++) {
             const struct aiNodeAnim* ch = an->mChannels[a];
             const int i = fb_clip_joint_by_name(c, ch->mNodeName.data);
             ck_assert_msg(i >= 0, "%s: Assimp channel %s unknown", names[k], ch->mNodeName.data);
+            const int b = chr->body_of_joint[i];
+            const int at = m->q_adr[b] + (m->jtype[b] == FB_JOINT_FLOATING ? 3 : 0);
+            ck_assert(m->jtype[b] == FB_JOINT_FLOATING || m->jtype[b] == FB_JOINT_SPHERICAL);
             for (unsigned f = 0; f < ch->mNumRotationKeys && (int)f < c->nframe; f++) {
                 const struct aiQuaternion qa = ch->mRotationKeys[f].mValue;
                 const fb_quat q = {qa.w, qa.x, qa.y, qa.z};
-                worst = fmax(worst, quat_angle(fb_quat_normalize(q), rotation_of(c, i, (int)f)));
+                const fb_quat ours = fb_quat_load(mo->q + (size_t)f * (size_t)mo->nq + at);
+                worst = fmax(worst, quat_angle(fb_quat_normalize(q), ours));
                 compared++;
             }
         }
+        fb_motion_destroy(mo);
+        fb_character_destroy(chr);
         ck_assert_msg(worst < ASSIMP_ROT_TOL, "%s: rotations differ from Assimp's by %g rad",
                       names[k], worst);
         ck_assert_int_gt(compared, 1000);

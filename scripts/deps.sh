@@ -4,8 +4,11 @@
 set -euo pipefail
 
 # build: compiler, cmake >= 3.25, pkg-config; clip import: Assimp (+ its command-line tool,
-# used by the tests to open exported files); gains and rules: cJSON; tests: Check
-PACKAGES=(gcc make cmake pkg-config libassimp-dev assimp-utils libcjson-dev check)
+# used by the tests to open exported files); gains and rules: cJSON; tests: Check; the peers
+# the tests cross-check against and the bench compares with: MuJoCo and Bullet (optional for
+# building the library itself)
+PACKAGES=(gcc g++ make cmake pkg-config libassimp-dev assimp-utils libcjson-dev check
+          libmujoco-dev libbullet-dev)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -9,6 +9,7 @@ int cmd_selfcheck(int argc, char** argv);
 int cmd_bench(int argc, char** argv);
 int cmd_info(int argc, char** argv);
 int cmd_convert(int argc, char** argv);
+int cmd_export_model(int argc, char** argv);
 
 /* Exit codes. */
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };

@@ -14,6 +14,7 @@ static const char USAGE[] =
     "commands:\n"
     "  info        a clip's skeleton, frames, units and the character built from it\n"
     "  convert     a clip through featherbone and back out as BVH (convert --help)\n"
+    "  export-model  a clip's character (or a benchmark scene) as MuJoCo XML\n"
     "  selfcheck   check the dynamics on the bundled humanoid and Bender tree\n"
     "              against independent algorithms (ABA vs CRBA, RNEA after ABA)\n"
     "  bench       time the dynamics on the benchmark models (bench --help)\n"
@@ -67,7 +68,10 @@ int main(int argc, char** argv) {
     if (strcmp(cmd, "convert") == 0) {
         return cmd_convert(argc - 2, argv + 2);
     }
-    fprintf(stderr, "featherbone: unknown command '%s' (expected one of: info, convert, selfcheck, bench, help)\n",
+    if (strcmp(cmd, "export-model") == 0) {
+        return cmd_export_model(argc - 2, argv + 2);
+    }
+    fprintf(stderr, "featherbone: unknown command '%s' (expected one of: info, convert, export-model, selfcheck, bench, help)\n",
             cmd);
     return EXIT_USAGE;
 }

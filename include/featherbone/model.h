@@ -152,6 +152,16 @@ FB_API int fb_joint_nv(fb_joint_type t);
  * rotational inertia about the centre of mass, Ic (kg m^2, body axes) [RBDA eq 2.63]. */
 FB_API fb_rbi fb_rbi_from_mass_com(double mass, fb_v3 c, fb_m3 Ic);
 
+/* Writes the model as MuJoCo XML (MJCF) for MuJoCo 2.2 or later: nested bodies with their
+ * rest placement, explicit inertials (mass, centre, full inertia about the centre), joints
+ * (free for a floating root, three slides and a ball for a floating joint further down, ball,
+ * hinge, slide; fixed joints weld their body), the shapes as geoms, one motor per hinge and
+ * slide, the ground plane y = 0 and the model's gravity. Axes stay featherbone's (Y up): the
+ * file sets gravity instead of rotating the model. State mapping: docs/INTEROP.md. Written to a
+ * temporary and renamed. FB_ESTATE before finalize, FB_EIO when the file cannot be written. */
+FB_API fb_status fb_model_write_mjcf(const fb_model* m, const char* name, const char* path,
+                                     fb_error* err);
+
 /* Inertia of a solid capsule of density rho (kg/m^3) and radius r (m) whose axis segment runs
  * from p0 to p1 (body coordinates): a cylinder of length |p1 - p0| plus two hemispheres. */
 FB_API fb_rbi fb_rbi_capsule(double rho, double r, fb_v3 p0, fb_v3 p1);

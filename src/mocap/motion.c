@@ -1,18 +1,15 @@
 /* fb_motion: a clip's frames as q(t) of its character, resampled, and back out as BVH. */
-#define _POSIX_C_SOURCE 200809L /* mkstemp, fdopen */
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "featherbone/dynamics.h"
 #include "featherbone/mocap.h"
 #include "math/quat.h"
 #include "mocap/clip.h"
 #include "mocap/euler.h"
+#include "util/atomic_file.h"
 #include "util/error.h"
 
 /* Highest resampling rate accepted (frames/s). */
@@ -295,61 +292,33 @@ fb_status fb_motion_write_bvh(const fb_clip* c, const fb_character* ch, const fb
         return fb_fail(err, FB_EINVAL, "motion has %d coordinates, the character %d", mo->nq,
                        ch->model->nq);
     }
-    /* write beside the target, then rename: the target appears whole or not at all */
-    const size_t n = strlen(path);
-    char* tmp = malloc(n + 16);
     double* prev = calloc(3 * (size_t)c->njoint + 1, sizeof(double));
-    if (!tmp || !prev) {
-        free(tmp);
-        free(prev);
+    if (!prev) {
         return fb_fail(err, FB_ENOMEM, "%s: out of memory", path);
     }
-    snprintf(tmp, n + 16, "%s.tmp.XXXXXX", path);
-    const int fd = mkstemp(tmp);
-    /* mkstemp makes the file 0600; a clip is an ordinary document */
-    FILE* f = (fd >= 0 && fchmod(fd, 0644) == 0) ? fdopen(fd, "w") : NULL;
-    if (!f) {
-        const fb_status s = fb_fail(err, FB_EIO, "%s: cannot write: %s", path, strerror(errno));
-        if (fd >= 0) {
-            close(fd);
-            unlink(tmp);
-        }
-        free(tmp);
+    /* the target appears whole or not at all */
+    fb_atomic_file af;
+    fb_status s = fb_atomic_open(&af, path, err);
+    if (s != FB_OK) {
         free(prev);
         return s;
     }
+    FILE* f = af.f;
     write_hierarchy(f, c, length_scale);
     fprintf(f, "MOTION\nFrames: %d\nFrame Time: %.9g\n", mo->nframe, mo->dt);
     /* unwrap against the clip's own first frame, so the numbers stay close to the input's */
     for (int i = 0; i < c->njoint; i++) {
-        int axes[6], full[3];
-        const int na = fb_clip_rot_axes(&c->joint[i], axes);
-        if (na > 0) {
-            fb_euler_complete_axes(axes, na, full);
-            const double* row = c->frames + (size_t)c->joint[i].col;
-            for (int k = 0, r = 0; k < c->joint[i].nchan; k++) {
-                if (c->joint[i].chan[k] >= FB_CH_XROT) {
-                    prev[3 * i + r++] = row[k] * (FB_PI / 180.0);
-                }
+        const double* row = c->frames + (size_t)c->joint[i].col;
+        for (int k = 0, r = 0; k < c->joint[i].nchan; k++) {
+            if (c->joint[i].chan[k] >= FB_CH_XROT) {
+                prev[3 * i + r++] = row[k] * (FB_PI / 180.0);
             }
         }
     }
     for (int k = 0; k < mo->nframe; k++) {
         write_frame(f, c, ch, mo->q + (size_t)k * (size_t)mo->nq, length_scale, prev);
     }
-    const bool ok = !ferror(f);
-    const bool closed = fclose(f) == 0;
-    fb_status s = FB_OK;
-    if (!ok || !closed) {
-        s = fb_fail(err, FB_EIO, "%s: write failed: %s", path, strerror(errno));
-        unlink(tmp);
-    } else if (rename(tmp, path) != 0) {
-        s = fb_fail(err, FB_EIO, "%s: cannot move into place: %s", path, strerror(errno));
-        unlink(tmp);
-    } else {
-        fb_ok(err);
-    }
-    free(tmp);
+    s = fb_atomic_commit(&af, err);
     free(prev);
     return s;
 }

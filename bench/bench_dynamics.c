@@ -46,7 +46,7 @@ bench_options bench_default_options(void) {
                            .quiet = false};
 }
 
-static double now_s(void) {
+double bench_now_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
@@ -57,12 +57,12 @@ static int cmp_double(const void* a, const void* b) {
     return (x > y) - (x < y);
 }
 
-static bench_stat stats(double* samples, int n) {
+bench_stat bench_stats(double* samples, int n) {
     qsort(samples, (size_t)n, sizeof(double), cmp_double);
     return (bench_stat){samples[n / 2], samples[n / 10], samples[(9 * n) / 10], samples[0]};
 }
 
-static fb_model* build_model(int k, fb_error* err) {
+fb_model* bench_build_model(int k, fb_error* err) {
     return k == 0 ? scene_humanoid(err) : scene_bender_tree(3 + k, err);
 }
 
@@ -77,7 +77,7 @@ typedef struct bench_states {
 static double time_batch(const fb_model* m, fb_data* d, const bench_states* st, bench_algo a,
                          int calls, int* next, double* tau_out) {
     const size_t qbytes = (size_t)m->nq * sizeof(double), vbytes = (size_t)m->nv * sizeof(double);
-    const double t0 = now_s();
+    const double t0 = bench_now_s();
     for (int c = 0; c < calls; c++) {
         const int s = (*next + c) % BENCH_NSTATE;
         memcpy(d->q, st->q + (size_t)s * (size_t)m->nq, qbytes);
@@ -95,13 +95,14 @@ static double time_batch(const fb_model* m, fb_data* d, const bench_states* st, 
             break;
         }
     }
-    const double t = (now_s() - t0) / calls;
+    const double t = (bench_now_s() - t0) / calls;
     *next = (*next + calls) % BENCH_NSTATE;
     return t;
 }
 
-static int run_model(const bench_options* opt, int k, bench_result* res, fb_error* err) {
-    fb_model* m = build_model(k, err);
+static int run_model(const bench_options* opt, int k, void* out, fb_error* err) {
+    bench_result* res = out;
+    fb_model* m = bench_build_model(k, err);
     fb_data* d = m ? fb_data_create(m, NULL, err) : NULL;
     const int nb = opt->calls / opt->batch;
     const size_t nsamples = (size_t)opt->rounds * (size_t)nb;
@@ -153,7 +154,7 @@ static int run_model(const bench_options* opt, int k, bench_result* res, fb_erro
     res->bodies = m->nbody - 1;
     res->nv = m->nv;
     for (int a = 0; a < BENCH_NALGO; a++) {
-        res->t[a] = stats(samples + (size_t)a * nsamples, (int)nsamples);
+        res->t[a] = bench_stats(samples + (size_t)a * nsamples, (int)nsamples);
     }
     rc = 0;
 done:
@@ -167,16 +168,21 @@ done:
     return rc;
 }
 
-int bench_dynamics_run(const bench_options* opt, bench_result* out, fb_error* err) {
+int bench_each_model(const bench_options* opt, bench_model_fn run, void* out, size_t stride,
+                     fb_error* err) {
     int n = 0;
     for (int k = 0; k < BENCH_NMODEL; k++) {
         if (!(opt->models & (1u << k))) {
             continue;
         }
-        if (run_model(opt, k, &out[n], err) != 0) {
+        if (run(opt, k, (char*)out + (size_t)n * stride, err) != 0) {
             return -1;
         }
         n++;
     }
     return n;
+}
+
+int bench_dynamics_run(const bench_options* opt, bench_result* out, fb_error* err) {
+    return bench_each_model(opt, run_model, out, sizeof *out, err);
 }

@@ -40,6 +40,18 @@ double bench_target_us(int model, bench_algo a);
 
 bench_options bench_default_options(void);
 
+/* Shared by the benchmarks: a monotonic clock (s), statistics of n samples (sorts them), and
+ * the benchmark model k (0 humanoid, 1..4 Bender's trees of depth 4..7). */
+double bench_now_s(void);
+bench_stat bench_stats(double* samples, int n);
+fb_model* bench_build_model(int k, fb_error* err);
+
+/* Calls run(opt, k, out + n * stride) for each model k selected in opt->models (n counts the
+ * calls); returns n, or -1 when a run fails. */
+typedef int (*bench_model_fn)(const bench_options* opt, int k, void* out, fb_error* err);
+int bench_each_model(const bench_options* opt, bench_model_fn run, void* out, size_t stride,
+                     fb_error* err);
+
 /* Runs the benchmark; writes one result per selected model into out (BENCH_NMODEL entries).
  * Returns the number of results, or -1 with err filled. */
 int bench_dynamics_run(const bench_options* opt, bench_result* out, fb_error* err);

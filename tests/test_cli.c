@@ -69,6 +69,40 @@ START_TEST(bench_prints_a_table) {
 }
 END_TEST
 
+START_TEST(bench_peers_runs_or_says_why_not) {
+    const int rc = run("bench --peers --model humanoid --rounds 1 --calls 20 --batch 10 --quiet",
+                       buf, sizeof buf);
+    if (rc == 0) {
+        ck_assert_ptr_nonnull(strstr(buf, "mj_forward"));
+        ck_assert_ptr_nonnull(strstr(buf, "humanoid"));
+    } else {
+        ck_assert_int_eq(rc, 1);
+        ck_assert_ptr_nonnull(strstr(buf, "this build has no peers"));
+    }
+}
+END_TEST
+
+START_TEST(export_model_writes_mjcf) {
+    char dir[] = "/tmp/fbxmlXXXXXX", out[256], cmd[1024];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(out, sizeof out, "%s/m.xml", dir);
+    snprintf(cmd, sizeof cmd, "export-model '%s/good.bvh' -o '%s'", FB_TEST_DATA_DIR, out);
+    ck_assert_int_eq(run(cmd, buf, sizeof buf), 0);
+    FILE* f = fopen(out, "r");
+    ck_assert_ptr_nonnull(f);
+    const size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    ck_assert_ptr_nonnull(strstr(buf, "<joint name=\"Hips\" type=\"free\"/>"));
+    ck_assert_ptr_nonnull(strstr(buf, "<joint name=\"Chest\" type=\"ball\"/>"));
+    snprintf(cmd, sizeof cmd, "export-model --scene tree99 -o '%s'", out);
+    ck_assert_int_eq(run(cmd, buf, sizeof buf), 2);
+    ck_assert_int_eq(run("export-model", buf, sizeof buf), 2);
+    unlink(out);
+    rmdir(dir);
+}
+END_TEST
+
 START_TEST(info_describes_a_clip) {
     char cmd[1024];
     snprintf(cmd, sizeof cmd, "info '%s/good.bvh'", FB_TEST_DATA_DIR);
@@ -140,6 +174,8 @@ static Suite* cli_suite(void) {
     tcase_add_test(tc, selfcheck_passes);
     tcase_add_test(tc, bench_prints_a_table);
     tcase_add_test(tc, info_describes_a_clip);
+    tcase_add_test(tc, bench_peers_runs_or_says_why_not);
+    tcase_add_test(tc, export_model_writes_mjcf);
     tcase_add_test(tc, convert_writes_whole_files_or_none);
     suite_add_tcase(s, tc);
     return s;

@@ -22,6 +22,7 @@
 #include "math/dense.h"
 #include "math/quat.h"
 #include "math/spatial.h"
+#include "mjmap.h"
 #include "support.h"
 
 /* The bounds. */
@@ -34,137 +35,6 @@
  * MuJoCo's to EXPORT_INERTIA_TOL (catching a wrong export); the dynamics are then compared on
  * identical physics: our model rebuilt with the inertias MuJoCo actually uses. */
 #define EXPORT_INERTIA_TOL 1e-5
-
-typedef struct mapping {
-    const fb_model* m;
-    const mjModel* mj;
-    int* qadr; /* (nbody) MuJoCo qpos address of the body's joint (first slide for a non-root
-                  floating joint) */
-    int* dadr; /* (nbody) MuJoCo dof address */
-} mapping;
-
-static int joint_id(const mjModel* mj, const char* name) {
-    const int id = mj_name2id(mj, mjOBJ_JOINT, name);
-    ck_assert_msg(id >= 0, "MuJoCo has no joint '%s'", name);
-    return id;
-}
-
-static void map_make(mapping* mp, const fb_model* m, const mjModel* mj) {
-    mp->m = m;
-    mp->mj = mj;
-    mp->qadr = calloc((size_t)m->nbody, sizeof(int));
-    mp->dadr = calloc((size_t)m->nbody, sizeof(int));
-    for (int b = 1; b < m->nbody; b++) {
-        if (m->jtype[b] == FB_JOINT_FIXED) {
-            continue;
-        }
-        char name[FB_NAME_MAX + 4];
-        snprintf(name, sizeof name, "%s%s", m->name[b],
-                 (m->jtype[b] == FB_JOINT_FLOATING && m->parent[b] != 0) ? "_x" : "");
-        const int j = joint_id(mj, name);
-        mp->qadr[b] = mj->jnt_qposadr[j];
-        mp->dadr[b] = mj->jnt_dofadr[j];
-    }
-}
-
-static void map_free(mapping* mp) {
-    free(mp->qadr);
-    free(mp->dadr);
-}
-
-/* Rotation taking the floating body's velocity axes to MuJoCo's: R_t R(q) at the root, R(q)
- * below it (slides are along the parent joint frame). */
-static fb_m3 lin_rot(const mapping* mp, int b, const double* q) {
-    const fb_model* m = mp->m;
-    const fb_m3 R = fb_quat_to_m3(fb_quat_load(q + m->q_adr[b] + 3));
-    return m->parent[b] == 0 ? fb_m3_mul(fb_m3_transpose(m->X_tree[b].E), R) : R;
-}
-
-static void to_mj_qpos(const mapping* mp, const double* q, double* qpos) {
-    const fb_model* m = mp->m;
-    for (int b = 1; b < m->nbody; b++) {
-        const double* qb = q + m->q_adr[b];
-        double* o = qpos + mp->qadr[b];
-        switch (m->jtype[b]) {
-        case FB_JOINT_FIXED:
-            break;
-        case FB_JOINT_REVOLUTE:
-        case FB_JOINT_PRISMATIC:
-            o[0] = qb[0];
-            break;
-        case FB_JOINT_SPHERICAL:
-            memcpy(o, qb, 4 * sizeof(double));
-            break;
-        case FB_JOINT_FLOATING: {
-            fb_v3 p = fb_v3_make(qb[0], qb[1], qb[2]);
-            fb_quat r = fb_quat_load(qb + 3);
-            if (m->parent[b] == 0) {
-                const fb_m3 Rt = fb_m3_transpose(m->X_tree[b].E);
-                p = fb_v3_add(m->X_tree[b].r, fb_m3_mv(Rt, p));
-                r = fb_quat_mul(fb_quat_from_m3(Rt), r);
-            }
-            o[0] = p.x;
-            o[1] = p.y;
-            o[2] = p.z;
-            fb_quat_store(o + 3, r);
-            break;
-        }
-        }
-    }
-}
-
-/* Per-dof vectors: kind 0 velocity-like (T x), 1 force-like (T^-T x), 2 acceleration (T x plus
- * the w x v term; needs qd). */
-static void to_mj_dofs(const mapping* mp, const double* q, const double* qd, const double* x,
-                       int kind, double* out) {
-    const fb_model* m = mp->m;
-    for (int b = 1; b < m->nbody; b++) {
-        const double* xb = x + m->v_adr[b];
-        double* o = out + mp->dadr[b];
-        if (m->jtype[b] != FB_JOINT_FLOATING) {
-            memcpy(o, xb, (size_t)m->jnv[b] * sizeof(double));
-            continue;
-        }
-        const fb_m3 R = lin_rot(mp, b, q);
-        fb_v3 lin = fb_v3_make(xb[3], xb[4], xb[5]);
-        if (kind == 2) {
-            const double* vb = qd + m->v_adr[b];
-            lin = fb_v3_add(lin, fb_v3_cross(fb_v3_make(vb[0], vb[1], vb[2]),
-                                             fb_v3_make(vb[3], vb[4], vb[5])));
-        }
-        lin = fb_m3_mv(R, lin); /* R is a rotation: T^-T = T on this block */
-        o[0] = lin.x;
-        o[1] = lin.y;
-        o[2] = lin.z;
-        o[3] = xb[0];
-        o[4] = xb[1];
-        o[5] = xb[2];
-    }
-}
-
-/* The inverse of to_mj_dofs for accelerations: MuJoCo qacc -> our qdd. */
-static void from_mj_qacc(const mapping* mp, const double* q, const double* qd, const double* a,
-                         double* qdd) {
-    const fb_model* m = mp->m;
-    for (int b = 1; b < m->nbody; b++) {
-        const double* ab = a + mp->dadr[b];
-        double* o = qdd + m->v_adr[b];
-        if (m->jtype[b] != FB_JOINT_FLOATING) {
-            memcpy(o, ab, (size_t)m->jnv[b] * sizeof(double));
-            continue;
-        }
-        const double* vb = qd + m->v_adr[b];
-        const fb_v3 w = fb_v3_make(vb[0], vb[1], vb[2]), v = fb_v3_make(vb[3], vb[4], vb[5]);
-        const fb_v3 lin = fb_v3_sub(fb_m3_tr_mv(lin_rot(mp, b, q), fb_v3_make(ab[0], ab[1], ab[2])),
-                                    fb_v3_cross(w, v));
-        o[0] = ab[3];
-        o[1] = ab[4];
-        o[2] = ab[5];
-        o[3] = lin.x;
-        o[4] = lin.y;
-        o[5] = lin.z;
-    }
-}
 
 static double rel(const double* a, const double* b, int n) {
     return ck_rel_diff(a, b, n, 1e-12);
@@ -225,8 +95,9 @@ static void cross_check(const char* label, const fb_model* m0, uint64_t seed) {
     ck_assert_int_eq(mj->nv, m->nv);
     mjData* md = mj_makeData(mj);
     fb_data* d = ck_data(m);
-    mapping mp;
-    map_make(&mp, m, mj);
+    fb_mjmap mp;
+    char msg[256];
+    ck_assert_msg(mjmap_make(&mp, m, mj, msg, sizeof msg), "%s: %s", label, msg);
     const int nv = m->nv;
     const size_t vb = (size_t)nv * sizeof(double) + 1;
     double* tau = malloc(vb);
@@ -244,30 +115,30 @@ static void cross_check(const char* label, const fb_model* m0, uint64_t seed) {
     double worst_fwd = 0.0, worst_inv = 0.0, worst_M = 0.0, worst_cond = 0.0;
     for (int s = 0; s < NSTATE; s++) {
         scene_random_state(m, d, &r, 2.0, 10.0);
-        to_mj_qpos(&mp, d->q, md->qpos);
-        to_mj_dofs(&mp, d->q, d->qd, d->qd, 0, md->qvel);
-        to_mj_dofs(&mp, d->q, d->qd, d->tau, 1, md->qfrc_applied);
+        mjmap_qpos(&mp, d->q, md->qpos);
+        mjmap_dofs(&mp, d->q, d->qd, d->qd, MJMAP_VEL, md->qvel);
+        mjmap_dofs(&mp, d->q, d->qd, d->tau, MJMAP_FORCE, md->qfrc_applied);
         mju_zero(md->ctrl, mj->nu);
         /* forward: ABA vs mj_forward */
         ck_assert_int_eq(fb_aba(m, d, &err), FB_OK);
         mj_forward(mj, md);
-        from_mj_qacc(&mp, d->q, d->qd, md->qacc, qdd_mj);
+        mjmap_qacc_back(&mp, d->q, d->qd, md->qacc, qdd_mj);
         worst_fwd = fmax(worst_fwd, rel(d->qdd, qdd_mj, nv));
         /* inverse: RNEA of random accelerations vs mj_inverse */
         for (int k = 0; k < nv; k++) {
             x[k] = scene_rng_uniform(&r, -5.0, 5.0);
         }
-        to_mj_dofs(&mp, d->q, d->qd, x, 2, md->qacc);
+        mjmap_dofs(&mp, d->q, d->qd, x, MJMAP_ACC, md->qacc);
         mj_inverse(mj, md);
         fb_rnea(m, d, x, tau);
-        to_mj_dofs(&mp, d->q, d->qd, tau, 1, y);
+        mjmap_dofs(&mp, d->q, d->qd, tau, MJMAP_FORCE, y);
         worst_inv = fmax(worst_inv, rel(y, md->qfrc_inverse, nv));
         /* mass matrix: M_ours = T^T M_mj T; T has at most three nonzeros per column */
         fb_crba(m, d);
         mj_fullM(mj, M, md->qM);
         for (int c = 0; c < nv; c++) {
             unit[c] = 1.0;
-            to_mj_dofs(&mp, d->q, d->qd, unit, 0, Tc);
+            mjmap_dofs(&mp, d->q, d->qd, unit, MJMAP_VEL, Tc);
             unit[c] = 0.0;
             Tn[c] = 0;
             for (int k = 0; k < nv && Tn[c] < 3; k++) {
@@ -320,7 +191,7 @@ static void cross_check(const char* label, const fb_model* m0, uint64_t seed) {
     free(Ti);
     free(Tv);
     free(unit);
-    map_free(&mp);
+    mjmap_free(&mp);
     fb_data_destroy(d);
     fb_model_destroy(m);
     mj_deleteData(md);

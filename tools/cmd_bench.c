@@ -3,6 +3,9 @@
 #include <string.h>
 
 #include "bench_dynamics.h"
+#ifdef FB_HAVE_PEERS
+#include "bench_peers.h"
+#endif
 #include "commands.h"
 
 static const char USAGE[] =
@@ -19,6 +22,10 @@ static const char USAGE[] =
     "  --calls N      calls per algorithm per round (default 10000)\n"
     "  --batch N      calls per timed batch (default 100)\n"
     "  --quiet        no progress on stderr\n"
+    "  --peers        instead: featherbone against MuJoCo (mj_forward, mj_inverse) and Bullet\n"
+    "                 (btMultiBody ABA) on the same models, exported to MJCF, interleaved;\n"
+    "                 prints medians and featherbone/peer ratios (needs a build with\n"
+    "                 libmujoco-dev and libbullet-dev)\n"
     "\n"
     "Build with the release preset for meaningful numbers.\n";
 
@@ -51,9 +58,57 @@ static void print_results(const bench_result* res, int n) {
     }
 }
 
+#ifdef FB_HAVE_PEERS
+/* "1.23x" when featherbone is faster (peer time / ours), "0.81x" when slower. */
+static void ratio(char* buf, size_t cap, double ours, double peer) {
+    snprintf(buf, cap, "%.2fx", peer / ours);
+}
+
+static int run_peers(const bench_options* opt) {
+    peer_result res[BENCH_NMODEL];
+    fb_error err;
+    const int n = bench_peers_run(opt, res, &err);
+    if (n < 0) {
+        fprintf(stderr, "featherbone bench --peers: %s\n", err.msg);
+        return EXIT_FAIL;
+    }
+    printf("featherbone %s bench --peers: %d rounds x %d calls (batches of %d), interleaved;\n"
+           "median us per call; speed-up = peer time / featherbone time (>1: featherbone faster)\n",
+           FB_VERSION_STRING, opt->rounds, opt->calls, opt->batch);
+    printf("%-9s %4s %8s %10s %7s %8s %7s %8s %10s %7s\n", "model", "dof", "fb_ABA", "mj_forward",
+           "speedup", "bt_ABA", "speedup", "fb_RNEA", "mj_inverse", "speedup");
+    for (int i = 0; i < n; i++) {
+        const bench_stat* t = res[i].t;
+        char r1[16], r2[16] = "-", r3[16], bt[16] = "-";
+        ratio(r1, sizeof r1, t[PEER_FB_ABA].median, t[PEER_MJ_FORWARD].median);
+        if (res[i].have_bullet) {
+            ratio(r2, sizeof r2, t[PEER_FB_ABA].median, t[PEER_BT_ABA].median);
+            snprintf(bt, sizeof bt, "%.2f", t[PEER_BT_ABA].median);
+        }
+        ratio(r3, sizeof r3, t[PEER_FB_RNEA].median, t[PEER_MJ_INVERSE].median);
+        printf("%-9s %4d %8.2f %10.2f %7s %8s %7s %8.2f %10.2f %7s\n",
+               bench_model_name(res[i].model), res[i].nv, t[PEER_FB_ABA].median,
+               t[PEER_MJ_FORWARD].median, r1, bt, r2, t[PEER_FB_RNEA].median,
+               t[PEER_MJ_INVERSE].median, r3);
+    }
+    printf("targets: forward >= 3x mj_forward and >= 2x btMultiBody; inverse >= 2x mj_inverse.\n"
+           "contact step against mj_step: not measured (featherbone's contact step is not built "
+           "yet)\n");
+    return EXIT_OK;
+}
+#else
+static int run_peers(const bench_options* opt) {
+    (void)opt;
+    fprintf(stderr, "featherbone bench --peers: this build has no peers (configure with "
+                    "libmujoco-dev and libbullet-dev installed)\n");
+    return EXIT_FAIL;
+}
+#endif
+
 int cmd_bench(int argc, char** argv) {
     bench_options opt = bench_default_options();
     unsigned chosen = 0;
+    bool peers = false;
     int i = 0;
     if (argc > 0 && strcmp(argv[0], "dynamics") == 0) {
         i = 1;
@@ -66,6 +121,8 @@ int cmd_bench(int argc, char** argv) {
             return EXIT_OK;
         } else if (strcmp(a, "--quiet") == 0) {
             opt.quiet = true;
+        } else if (strcmp(a, "--peers") == 0) {
+            peers = true;
         } else if (strcmp(a, "--model") == 0) {
             const int k = val ? model_index(val) : -1;
             if (k < 0) {
@@ -96,6 +153,9 @@ int cmd_bench(int argc, char** argv) {
     }
     if (chosen) {
         opt.models = chosen;
+    }
+    if (peers) {
+        return run_peers(&opt);
     }
     bench_result res[BENCH_NMODEL];
     fb_error err;

@@ -95,6 +95,29 @@ START_TEST(dynamics_calls_do_not_allocate) {
     ck_assert_msg(g_heap_calls == 0, "%ld heap calls inside dynamics", g_heap_calls);
     ck_assert_int_eq(cnt.allocs, after_create);
 
+    /* the constraint pipeline: K by test forces, PGS, apply */
+    const fb_model* ms[1] = {m};
+    fb_data* ds[1] = {d};
+    fb_csys* cs = fb_csys_create(1, ms, ds, 12, &alloc, &err);
+    ck_assert_ptr_nonnull(cs);
+    for (int k = 0; k < 12; k++) {
+        fb_row row = fb_default_row();
+        row.body = 1 + k % (m->nbody - 1);
+        row.n = fb_v3_make(0.0, 1.0, 0.0);
+        row.id = (uint64_t)k + 1;
+        ck_assert_int_eq(fb_csys_add_row(cs, &row, &err), FB_OK);
+    }
+    g_counting = 1;
+    for (int rep = 0; rep < 5; rep++) {
+        (void)fb_aba(m, d, NULL);
+        (void)fb_csys_build(cs, NULL);
+        fb_csys_solve(cs, NULL);
+        fb_csys_apply(cs);
+    }
+    g_counting = 0;
+    ck_assert_msg(g_heap_calls == 0, "%ld heap calls inside the constraint solve", g_heap_calls);
+    fb_csys_destroy(cs);
+
     fb_data_destroy(d);
     ck_assert_int_eq(cnt.frees, cnt.allocs);
     fb_model_destroy(m);

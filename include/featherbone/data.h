@@ -62,6 +62,11 @@ typedef struct fb_data {
     double* D_inv; /* (nbody x 36) D^-1 = (S^T U)^-1, jnv x jnv row-major at 36 i */
     double* u;     /* (nv) u = tau - S^T p^A */
 
+    /* test-force responses (AccelerationDeltas); fb_accel_delta_* */
+    fb_fv* dpA; /* (nbody) change of the articulated bias force */
+    fb_mv* da;  /* (nbody) change of the body acceleration */
+    double* du; /* (nv) change of u along the test force's path */
+
     /* RNEA and CRBA */
     fb_fv* f;  /* (nbody) joint force transmitted to body i from its parent; fb_rnea */
     fb_rbi* IC; /* (nbody) composite-rigid-body inertia [RBDA T6.2]; fb_crba */

@@ -8,6 +8,7 @@
 #include "dynamics/kinematics.h"
 #include "math/dense.h"
 #include "math/spatial.h"
+#include "dynamics/aba.h"
 #include "model/joint.h"
 #include "util/error.h"
 
@@ -133,54 +134,68 @@ static fb_m3 Dinv3(const fb_data* d, int i) {
     return A;
 }
 
-/* Backward step of phase 2 for body i: u = tau - S^T p^A, and the bias force handed to the
- * parent, p^a = p^A + I^a c + U D^-1 u, with I^a c = I^A c - U D^-1 U^T c so I^a is never
- * stored. For a ball joint U^T x is the top half of I^A x and U D^-1 x = [x; B^T A^-1 x], so
- * p^a = [tau; p^A_f + (I^A c)_f + B^T A^-1 (u - (I^A c)_n)]: the moment a ball joint passes
- * on is exactly its torque. */
-static fb_fv bias_to_parent(const fb_model* m, fb_data* d, int i) {
-    const int k0 = m->v_adr[i], n = m->jnv[i];
-    const fb_fv Ic = fb_abi_mv(&d->IA[i], d->c[i]);
+/* Backward step for body i: the bias force handed to the parent,
+ * p^a = p^A + I^a c + U D^-1 u [RBDA T7.1], with I^a c = I^A c - U D^-1 U^T c so I^a is never
+ * stored: p^a = p^A + I^A c + U D^-1 (u - U^T c). For a ball joint U^T x is the top half of
+ * I^A x and U D^-1 x = [x; B^T A^-1 x], so p^a = [p^A_n + u; p^A_f + (I^A c)_f + B^T A^-1 x]:
+ * the moment a ball joint passes on is exactly its torque. */
+static inline fb_fv bias_up(const fb_model* m, const fb_data* d, int i, fb_fv pA, const double* u,
+                            const fb_mv* c) {
+    const int n = m->jnv[i];
+    const fb_fv Ic = c ? fb_abi_mv(&d->IA[i], *c) : fb_fv_zero();
     if (m->jtype[i] == FB_JOINT_SPHERICAL) {
-        const fb_v3 tau = {d->tau[k0], d->tau[k0 + 1], d->tau[k0 + 2]};
-        const fb_v3 x = fb_v3_sub(fb_v3_make(d->u[k0], d->u[k0 + 1], d->u[k0 + 2]), Ic.n);
-        const fb_v3 y = fb_m3_mv(Dinv3(d, i), x);
-        return (fb_fv){tau, fb_v3_add(fb_v3_add(d->pA[i].f, Ic.f), fb_m3_tr_mv(d->IA[i].B, y))};
+        const fb_v3 uu = {u[0], u[1], u[2]};
+        const fb_v3 y = fb_m3_mv(Dinv3(d, i), fb_v3_sub(uu, Ic.n));
+        return (fb_fv){fb_v3_add(pA.n, uu), fb_v3_add(fb_v3_add(pA.f, Ic.f),
+                                                      fb_m3_tr_mv(d->IA[i].B, y))};
     }
     double x[FB_JOINT_NV_MAX];
     for (int k = 0; k < n; k++) {
-        x[k] = d->u[k0 + k] - fb_mv_dot_fv(m->S[k0 + k], Ic);
+        x[k] = u[k] - fb_mv_dot_fv(m->S[m->v_adr[i] + k], Ic);
     }
-    return fb_fv_add(fb_fv_add(d->pA[i], Ic), U_Dinv_mul(m, d, i, x));
+    return fb_fv_add(fb_fv_add(pA, Ic), U_Dinv_mul(m, d, i, x));
 }
 
-/* Forward step of phase 2: qdd = D^-1 (u - U^T a') and a = a' + S qdd. For a ball joint
+/* Forward step for body i: qdd = D^-1 (u - U^T a') and a = a' + S qdd. For a ball joint
  * U^T a' = A a'_w + B a'_v, so qdd = A^-1 (u - B a'_v) - a'_w and a = [A^-1 (u - B a'_v); a'_v]. */
-static void joint_acceleration(const fb_model* m, fb_data* d, int i, fb_mv a1) {
+static inline fb_mv accel_down(const fb_model* m, const fb_data* d, int i, fb_mv a1,
+                               const double* u, double* qdd) {
     const int k0 = m->v_adr[i], n = m->jnv[i];
     if (m->jtype[i] == FB_JOINT_SPHERICAL) {
-        const fb_v3 t = fb_v3_sub(fb_v3_make(d->u[k0], d->u[k0 + 1], d->u[k0 + 2]),
-                                  fb_m3_mv(d->IA[i].B, a1.v));
+        const fb_v3 t = fb_v3_sub(fb_v3_make(u[0], u[1], u[2]), fb_m3_mv(d->IA[i].B, a1.v));
         const fb_v3 w = fb_m3_mv(Dinv3(d, i), t);
-        d->qdd[k0] = w.x - a1.w.x;
-        d->qdd[k0 + 1] = w.y - a1.w.y;
-        d->qdd[k0 + 2] = w.z - a1.w.z;
-        d->a[i] = (fb_mv){w, a1.v};
-        return;
+        qdd[0] = w.x - a1.w.x;
+        qdd[1] = w.y - a1.w.y;
+        qdd[2] = w.z - a1.w.z;
+        return (fb_mv){w, a1.v};
     }
     const double* Dinv = d->D_inv + 36 * i;
     double x[FB_JOINT_NV_MAX];
     for (int k = 0; k < n; k++) {
-        x[k] = d->u[k0 + k] - fb_mv_dot_fv(a1, d->U[k0 + k]);
+        x[k] = u[k] - fb_mv_dot_fv(a1, d->U[k0 + k]);
     }
+    fb_mv a = a1;
     for (int r = 0; r < n; r++) {
         double y = 0.0;
         for (int c = 0; c < n; c++) {
             y += Dinv[r * n + c] * x[c];
         }
-        d->qdd[k0 + r] = y;
+        qdd[r] = y;
+        a = fb_mv_axpy(a, y, m->S[k0 + r]);
     }
-    d->a[i] = fb_mv_add(a1, fb_S_mul(m, i, d->qdd));
+    return a;
+}
+
+/* The exported faces of the two steps (for the test-force responses); phase 2 calls the
+ * inline ones directly so they stay inlined in the hot loop. */
+fb_fv fb_aba_bias_up(const fb_model* m, const fb_data* d, int i, fb_fv pA, const double* u,
+                     const fb_mv* c) {
+    return bias_up(m, d, i, pA, u, c);
+}
+
+fb_mv fb_aba_accel_down(const fb_model* m, const fb_data* d, int i, fb_mv a1, const double* u,
+                        double* qdd) {
+    return accel_down(m, d, i, a1, u, qdd);
 }
 
 void fb_aba_phase2(const fb_model* m, fb_data* d) {
@@ -200,14 +215,16 @@ void fb_aba_phase2(const fb_model* m, fb_data* d) {
         }
         const int p = m->parent[i];
         if (p != 0) {
-            d->pA[p] = fb_fv_add(d->pA[p], fb_xf_tr_fv(d->X_up[i], bias_to_parent(m, d, i)));
+            const fb_fv pa = bias_up(m, d, i, d->pA[i], d->u + k0, &d->c[i]);
+            d->pA[p] = fb_fv_add(d->pA[p], fb_xf_tr_fv(d->X_up[i], pa));
         }
     }
     /* root to leaves: accelerations, gravity as the base acceleration -g [RBDA §5.3] */
     d->a[0] = fb_mv_make(fb_v3_zero(), fb_v3_neg(m->opt.gravity));
     for (int i = 1; i < m->nbody; i++) {
-        joint_acceleration(m, d, i,
-                           fb_mv_add(fb_xf_mv(d->X_up[i], d->a[m->parent[i]]), d->c[i]));
+        const int k0 = m->v_adr[i];
+        const fb_mv a1 = fb_mv_add(fb_xf_mv(d->X_up[i], d->a[m->parent[i]]), d->c[i]);
+        d->a[i] = accel_down(m, d, i, a1, d->u + k0, d->qdd + k0);
     }
     d->stage |= FB_STAGE_ACC;
 }

@@ -28,6 +28,9 @@ static size_t layout_data(fb_data* d, char* base, const fb_model* m) {
     d->U = fb_block_carve(base, &off, nv * sizeof(fb_fv));
     d->D_inv = fb_block_carve(base, &off, nb * 36 * sizeof(double));
     d->u = fb_block_carve(base, &off, nv * sizeof(double));
+    d->dpA = fb_block_carve(base, &off, nb * sizeof(fb_fv));
+    d->da = fb_block_carve(base, &off, nb * sizeof(fb_mv));
+    d->du = fb_block_carve(base, &off, nv * sizeof(double));
     d->f = fb_block_carve(base, &off, nb * sizeof(fb_fv));
     d->IC = fb_block_carve(base, &off, nb * sizeof(fb_rbi));
     d->F = fb_block_carve(base, &off, nv * sizeof(fb_fv));

@@ -1,0 +1,111 @@
+/* The constraint pipeline timed on the standing humanoid (see bench_constraints.h). */
+#include "bench_constraints.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scenes.h"
+
+/* Friction coefficient of the foot contacts. */
+#define BC_MU 0.8
+
+static const char* const STAGE_NAMES[BC_NSTAGE] = {"ABA", "K build", "PGS", "apply"};
+
+const char* bench_cstage_name(bench_cstage s) {
+    return (s >= 0 && s < BC_NSTAGE) ? STAGE_NAMES[s] : "?";
+}
+
+/* Two contacts under each foot and toe capsule (heel and tip of its axis, one radius down):
+ * a normal row and two friction rows each. */
+static fb_status add_foot_rows(fb_csys* cs, const fb_model* m, int* contacts, fb_error* err) {
+    static const char* const FEET[4] = {"foot_l", "foot_r", "toe_l", "toe_r"};
+    static const double LEN[4] = {0.16, 0.16, 0.03, 0.03};
+    static const double RADIUS = 0.04;
+    *contacts = 0;
+    for (int f = 0; f < 4; f++) {
+        const int body = fb_model_body_by_name(m, FEET[f]);
+        for (int end = 0; end < 2; end++) {
+            fb_row n = fb_default_row();
+            n.body = body;
+            n.p = (fb_v3){0.0, -RADIUS, end ? LEN[f] : 0.0};
+            n.n = (fb_v3){0.0, 1.0, 0.0};
+            n.id = (uint64_t)(3 * *contacts + 1);
+            fb_status s = fb_csys_add_row(cs, &n, err);
+            const int normal = cs->nrow - 1;
+            for (int t = 0; s == FB_OK && t < 2; t++) {
+                fb_row fr = n;
+                fr.n = t ? (fb_v3){0.0, 0.0, 1.0} : (fb_v3){1.0, 0.0, 0.0};
+                fr.friction_of = normal;
+                fr.mu = BC_MU;
+                fr.id = n.id + 1 + (uint64_t)t;
+                s = fb_csys_add_row(cs, &fr, err);
+            }
+            if (s != FB_OK) {
+                return s;
+            }
+            (*contacts)++;
+        }
+    }
+    return FB_OK;
+}
+
+int bench_constraints_run(const bench_options* opt, bench_cresult* out, fb_error* err) {
+    fb_model* m = scene_humanoid(err);
+    fb_data* d = m ? fb_data_create(m, NULL, err) : NULL;
+    const fb_model* ms[1] = {m};
+    fb_data* ds[1] = {d};
+    fb_csys* cs = d ? fb_csys_create(1, ms, ds, 32, NULL, err) : NULL;
+    const int nb = opt->calls / opt->batch;
+    const size_t nsamples = (size_t)opt->rounds * (size_t)nb;
+    double* samples = malloc(BC_NSTAGE * nsamples * sizeof(double));
+    int rc = -1;
+    if (!cs || !samples || add_foot_rows(cs, m, &out->contacts, err) != FB_OK) {
+        goto done;
+    }
+    scene_humanoid_standing(m, d->q);
+    for (int round = -1; round < opt->rounds; round++) {
+        if (!opt->quiet) {
+            fprintf(stderr, "\rbench constraints: round %d/%d", round + 1, opt->rounds);
+            fflush(stderr);
+        }
+        for (int b = 0; b < nb; b++) {
+            double t[BC_NSTAGE] = {0};
+            for (int i = 0; i < opt->batch; i++) {
+                double t0 = bench_now_s();
+                (void)fb_aba(m, d, NULL);
+                double t1 = bench_now_s();
+                (void)fb_csys_build(cs, NULL);
+                double t2 = bench_now_s();
+                fb_csys_solve(cs, NULL);
+                double t3 = bench_now_s();
+                fb_csys_apply(cs);
+                double t4 = bench_now_s();
+                t[BC_ABA] += t1 - t0;
+                t[BC_BUILD] += t2 - t1;
+                t[BC_SOLVE] += t3 - t2;
+                t[BC_APPLY] += t4 - t3;
+            }
+            for (int s = 0; round >= 0 && s < BC_NSTAGE; s++) {
+                samples[(size_t)s * nsamples + (size_t)round * (size_t)nb + (size_t)b] =
+                    t[s] / opt->batch * 1e6;
+            }
+        }
+    }
+    if (!opt->quiet) {
+        fprintf(stderr, "\r%40s\r", "");
+    }
+    out->rows = cs->nrow;
+    out->iterations = cs->iterations;
+    out->residual = cs->residual;
+    for (int s = 0; s < BC_NSTAGE; s++) {
+        out->t[s] = bench_stats(samples + (size_t)s * nsamples, (int)nsamples);
+    }
+    rc = 0;
+done:
+    free(samples);
+    fb_csys_destroy(cs);
+    fb_data_destroy(d);
+    fb_model_destroy(m);
+    return rc;
+}

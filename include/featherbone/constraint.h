@@ -1,0 +1,130 @@
+/* featherbone: constraints on articulations, solved as one mixed LCP [Kokkevis §4, §6].
+ *
+ * A constraint row asks for an acceleration: of one joint dof, or of a point of a body along a
+ * direction, or of a point of one articulation relative to a point of another (a ball against a
+ * character). Each row has a multiplier lambda bounded by [lo, hi]: a torque on the dof, or a
+ * force lambda n at the point (and -lambda n at the second point). Friction rows take their
+ * bounds from a normal row: |lambda| <= mu lambda_normal.
+ *
+ * The constraint matrix K (K[r][c] = the acceleration of row r per unit multiplier of row c,
+ * = J M^-1 J^T) is built column by column from test-force responses (AccelerationDeltas,
+ * Kokkevis §4.3): one backward pass along the test force's path to the root and one forward
+ * pass, reusing ABA phase 1, instead of an ABA call per column. After the solve the joint
+ * accelerations are qdd = qdd0 + sum_c lambda_c dqdd_c, with no further ABA call. */
+#ifndef FEATHERBONE_CONSTRAINT_H
+#define FEATHERBONE_CONSTRAINT_H
+
+#include <stdint.h>
+
+#include "base.h"
+#include "data.h"
+#include "model.h"
+#include "types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- test-force responses (AccelerationDeltas) [Kokkevis §4.3] ------------------------- */
+
+/* dqdd (nv) = M^-1 J_i^T f: the change of every joint acceleration when the spatial force f
+ * (world coordinates, about the world origin, like f_ext) acts on body i and the joint forces
+ * stay as they are; also leaves each body's change of acceleration in d->da. Needs
+ * FB_STAGE_ABA1. O(n), allocation-free. */
+FB_API void fb_accel_delta_force(const fb_model* m, fb_data* d, int body, fb_fv f, double* dqdd);
+
+/* dqdd (nv) = M^-1 e_k: the response to a unit generalised force on dof k; d->da as above. */
+FB_API void fb_accel_delta_dof(const fb_model* m, fb_data* d, int dof, double* dqdd);
+
+/* ---- rows and the constraint system ------------------------------------------------------ */
+
+typedef enum fb_row_type {
+    FB_ROW_DOF = 0,  /* the acceleration of one dof of articulation `art` */
+    FB_ROW_POINT = 1 /* n . (acceleration of point p on body) [minus that of p_b on body_b] */
+} fb_row_type;
+
+/* Most articulations one constraint system spans (a character and its balls). */
+#define FB_CSYS_MAX_ART 16
+
+typedef struct fb_row {
+    fb_row_type type;
+    int art;         /* articulation of the dof, or of the point */
+    int dof;         /* FB_ROW_DOF */
+    int body;        /* FB_ROW_POINT: the body ... */
+    fb_v3 p;         /* ... and the point on it, body coordinates (m) */
+    int art_b;       /* FB_ROW_POINT: -1, or the articulation of a second point whose
+                        acceleration is subtracted (it must differ from art) */
+    int body_b;      /* the second point's body ... */
+    fb_v3 p_b;       /* ... and the point, body coordinates */
+    fb_v3 n;         /* FB_ROW_POINT: unit direction, world coordinates */
+    double lo, hi;   /* bounds of the multiplier (N or N m); -INFINITY / INFINITY allowed */
+    int friction_of; /* -1, or the index of the normal row that bounds this one by mu */
+    double mu;       /* friction coefficient for friction rows */
+    double target;   /* the acceleration the row aims at (m/s^2, rad/s^2) */
+    uint64_t id;     /* identity across steps, for warm starting (0 = none) */
+} fb_row;
+
+/* A row with defaults: point type, no second point, bounds [0, inf), no friction, target 0. */
+FB_API fb_row fb_default_row(void);
+
+typedef struct fb_pgs_opts {
+    int max_iter; /* sweeps at most (default 200) */
+    double tol;   /* stop when no multiplier moves by more than this (default 1e-10) */
+    bool warm;    /* start from the previous solve's multipliers of rows with the same id */
+} fb_pgs_opts;
+
+FB_API fb_pgs_opts fb_default_pgs_opts(void);
+
+/* Rows over a set of articulations, the constraint matrix, and the solver's state. */
+typedef struct fb_csys {
+    int nart;
+    const fb_model* m[FB_CSYS_MAX_ART];
+    fb_data* d[FB_CSYS_MAX_ART];
+    int nrow;       /* rows added since the last clear */
+    int cap;        /* most rows */
+    fb_row* row;    /* (cap) */
+    double* K;      /* (cap x cap) row-major, nrow x nrow used; fb_csys_build */
+    double* a0;     /* (cap) each row's acceleration with zero multipliers; fb_csys_build */
+    double* lambda; /* (cap) multipliers; fb_csys_solve */
+    double* dqdd;   /* (cap x total nv) column c's joint-acceleration response, per articulation
+                       at offset col * nv_total + v_off[art] */
+    int v_off[FB_CSYS_MAX_ART];
+    int nv_total;
+    int iterations;  /* sweeps the last solve used */
+    double residual; /* largest violation of the LCP conditions after the last solve */
+    /* private */
+    uint64_t* prev_id;
+    double* prev_lambda;
+    int nprev;
+    fb_allocator alloc;
+} fb_csys;
+
+/* A system over `nart` articulations (model and data each) holding up to max_rows rows. */
+FB_API fb_csys* fb_csys_create(int nart, const fb_model* const* m, fb_data* const* d,
+                               int max_rows, const fb_allocator* alloc, fb_error* err);
+FB_API void fb_csys_destroy(fb_csys* cs);
+
+/* Removes the rows (the multipliers of the last solve stay for warm starting). */
+FB_API void fb_csys_clear(fb_csys* cs);
+
+/* Adds a row. FB_EINVAL for a bad row (message names the field), FB_ECAPACITY when full. */
+FB_API fb_status fb_csys_add_row(fb_csys* cs, const fb_row* row, fb_error* err);
+
+/* Builds K and a0. Every articulation must have ABA phase 1 and 2 done for the current state
+ * and forces (FB_STAGE_ABA1 | FB_STAGE_ACC). Allocation-free. */
+FB_API fb_status fb_csys_build(fb_csys* cs, fb_error* err);
+
+/* Projected Gauss-Seidel on the mixed LCP: find lambda in [lo, hi] (friction rows in
+ * [-mu lambda_n, mu lambda_n]) with w = K lambda + a0 - target such that w >= 0 where lambda is
+ * at lo, w <= 0 where at hi, w = 0 between [Kokkevis §6, Cline §2.7]. Sets lambda,
+ * iterations and residual. Allocation-free. */
+FB_API void fb_csys_solve(fb_csys* cs, const fb_pgs_opts* opts);
+
+/* Adds sum_c lambda_c dqdd_c to every articulation's d->qdd. */
+FB_API void fb_csys_apply(fb_csys* cs);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FEATHERBONE_CONSTRAINT_H */

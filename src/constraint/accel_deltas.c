@@ -1,0 +1,57 @@
+/* Test-force responses: ABM_AccelerationDeltas [Kokkevis §4.3], generalised to multi-dof
+ * joints (U = I^A S is 6 x n_i, D is n_i x n_i).
+ *
+ * The response to a test force is ABA phase 2 with every velocity and gravity term zero and
+ * only the test force as input: the bias forces change only on the path from the pushed body
+ * to the root (one backward pass along it), and the accelerations then change everywhere below
+ * that path (one forward pass). Both passes use ABA's own per-body kernels (dynamics/aba.h). */
+#include <assert.h>
+#include <string.h>
+
+#include "featherbone/constraint.h"
+#include "dynamics/aba.h"
+#include "math/spatial.h"
+
+/* Backward pass from body i, whose bias force changed by dpA_i, to the root: du along the
+ * path (du of other dofs zero), each body's changed bias handed to its parent. */
+static void backward_from(const fb_model* m, fb_data* d, int i, fb_fv dpA_i) {
+    fb_fv dpA = dpA_i;
+    for (int j = i; j != 0; j = m->parent[j]) {
+        const int k0 = m->v_adr[j];
+        /* u = tau - S^T p^A and tau does not change: du = -S^T dpA (plus any test torque
+         * already placed in du by the caller) */
+        for (int k = 0; k < m->jnv[j]; k++) {
+            d->du[k0 + k] -= fb_mv_dot_fv(m->S[k0 + k], dpA);
+        }
+        d->dpA[j] = dpA;
+        const fb_fv pa = fb_aba_bias_up(m, d, j, dpA, d->du + k0, NULL);
+        dpA = fb_xf_tr_fv(d->X_up[j], pa);
+    }
+}
+
+/* Forward pass over every body: da and dqdd from du (velocity products and gravity are not
+ * part of a response). */
+static void forward_all(const fb_model* m, fb_data* d, double* dqdd) {
+    d->da[0] = fb_mv_zero();
+    for (int i = 1; i < m->nbody; i++) {
+        const int k0 = m->v_adr[i];
+        const fb_mv a1 = fb_xf_mv(d->X_up[i], d->da[m->parent[i]]);
+        d->da[i] = fb_aba_accel_down(m, d, i, a1, d->du + k0, dqdd + k0);
+    }
+}
+
+void fb_accel_delta_force(const fb_model* m, fb_data* d, int body, fb_fv f, double* dqdd) {
+    assert(d->stage & FB_STAGE_ABA1);
+    memset(d->du, 0, (size_t)m->nv * sizeof(double));
+    /* an external force enters p^A with a minus sign [RBDA T7.1] */
+    backward_from(m, d, body, fb_fv_scale(fb_xf_fv(d->X_0[body], f), -1.0));
+    forward_all(m, d, dqdd);
+}
+
+void fb_accel_delta_dof(const fb_model* m, fb_data* d, int dof, double* dqdd) {
+    assert(d->stage & FB_STAGE_ABA1);
+    memset(d->du, 0, (size_t)m->nv * sizeof(double));
+    d->du[dof] = 1.0; /* a unit generalised force on the dof: du = e_dof */
+    backward_from(m, d, m->dof_body[dof], fb_fv_zero());
+    forward_all(m, d, dqdd);
+}

@@ -1,0 +1,325 @@
+/* The constraint system: rows, K = J M^-1 J^T by test forces, projected Gauss-Seidel. */
+#include <math.h>
+#include <string.h>
+
+#include "featherbone/constraint.h"
+#include "featherbone/dynamics.h"
+#include "math/spatial.h"
+#include "util/block.h"
+#include "util/error.h"
+
+/* A row direction must be a unit vector to this tolerance (it scales the multiplier). */
+#define ROW_UNIT_TOL 1e-6
+
+fb_row fb_default_row(void) {
+    fb_row r;
+    memset(&r, 0, sizeof r);
+    r.type = FB_ROW_POINT;
+    r.art_b = -1;
+    r.friction_of = -1;
+    r.lo = 0.0;
+    r.hi = INFINITY;
+    return r;
+}
+
+fb_pgs_opts fb_default_pgs_opts(void) {
+    return (fb_pgs_opts){.max_iter = 200, .tol = 1e-10, .warm = true};
+}
+
+static size_t layout(fb_csys* cs, char* base, int cap, int nv_total) {
+    size_t off = 0;
+    const size_t c = (size_t)cap;
+    cs->row = fb_block_carve(base, &off, c * sizeof(fb_row));
+    cs->K = fb_block_carve(base, &off, c * c * sizeof(double));
+    cs->a0 = fb_block_carve(base, &off, c * sizeof(double));
+    cs->lambda = fb_block_carve(base, &off, c * sizeof(double));
+    cs->dqdd = fb_block_carve(base, &off, c * (size_t)nv_total * sizeof(double));
+    cs->prev_id = fb_block_carve(base, &off, c * sizeof(uint64_t));
+    cs->prev_lambda = fb_block_carve(base, &off, c * sizeof(double));
+    return off;
+}
+
+fb_csys* fb_csys_create(int nart, const fb_model* const* m, fb_data* const* d, int max_rows,
+                        const fb_allocator* alloc, fb_error* err) {
+    if (nart < 1 || nart > FB_CSYS_MAX_ART || max_rows < 1 || max_rows > 100000) {
+        fb_fail(err, FB_EINVAL, "fb_csys_create: expected 1..%d articulations and 1..100000 rows",
+                FB_CSYS_MAX_ART);
+        return NULL;
+    }
+    const fb_allocator a = alloc ? *alloc : fb_default_allocator();
+    fb_csys* cs = fb_alloc(&a, sizeof *cs);
+    if (!cs) {
+        fb_fail(err, FB_ENOMEM, "fb_csys_create: out of memory");
+        return NULL;
+    }
+    memset(cs, 0, sizeof *cs);
+    cs->alloc = a;
+    cs->nart = nart;
+    for (int k = 0; k < nart; k++) {
+        cs->m[k] = m[k];
+        cs->d[k] = d[k];
+        cs->v_off[k] = cs->nv_total;
+        cs->nv_total += m[k]->nv;
+    }
+    cs->cap = max_rows;
+    const size_t size = layout(cs, NULL, max_rows, cs->nv_total);
+    char* block = fb_alloc(&a, size);
+    if (!block) {
+        fb_free(&a, cs);
+        fb_fail(err, FB_ENOMEM, "fb_csys_create: out of memory for %d rows", max_rows);
+        return NULL;
+    }
+    memset(block, 0, size);
+    layout(cs, block, max_rows, cs->nv_total);
+    fb_ok(err);
+    return cs;
+}
+
+void fb_csys_destroy(fb_csys* cs) {
+    if (!cs) {
+        return;
+    }
+    const fb_allocator a = cs->alloc;
+    fb_free(&a, cs->row); /* the block starts with the rows */
+    fb_free(&a, cs);
+}
+
+void fb_csys_clear(fb_csys* cs) {
+    cs->nrow = 0;
+}
+
+static bool body_ok(const fb_csys* cs, int art, int body) {
+    return art >= 0 && art < cs->nart && body >= 1 && body < cs->m[art]->nbody;
+}
+
+fb_status fb_csys_add_row(fb_csys* cs, const fb_row* r, fb_error* err) {
+    const int k = cs->nrow;
+    if (k >= cs->cap) {
+        return fb_fail(err, FB_ECAPACITY, "constraint rows: full (%d rows)", cs->cap);
+    }
+    if (r->art < 0 || r->art >= cs->nart) {
+        return fb_fail(err, FB_EINVAL, "row %d: art: expected 0..%d, found %d", k, cs->nart - 1,
+                       r->art);
+    }
+    if (r->type == FB_ROW_DOF) {
+        if (r->dof < 0 || r->dof >= cs->m[r->art]->nv) {
+            return fb_fail(err, FB_EINVAL, "row %d: dof: expected 0..%d, found %d", k,
+                           cs->m[r->art]->nv - 1, r->dof);
+        }
+    } else if (r->type == FB_ROW_POINT) {
+        if (!body_ok(cs, r->art, r->body) || !fb_v3_is_finite(r->p)) {
+            return fb_fail(err, FB_EINVAL, "row %d: body/p: expected a moving body and a point", k);
+        }
+        if (r->art_b >= 0 && (r->art_b == r->art || !body_ok(cs, r->art_b, r->body_b) ||
+                              !fb_v3_is_finite(r->p_b))) {
+            return fb_fail(err, FB_EINVAL,
+                           "row %d: art_b/body_b: expected a body of another articulation", k);
+        }
+        if (!fb_v3_is_finite(r->n) || fabs(fb_v3_norm(r->n) - 1.0) > ROW_UNIT_TOL) {
+            return fb_fail(err, FB_EINVAL, "row %d: n: expected a unit vector", k);
+        }
+    } else {
+        return fb_fail(err, FB_EINVAL, "row %d: type: expected FB_ROW_DOF or FB_ROW_POINT", k);
+    }
+    if (!(r->lo <= r->hi) || isnan(r->lo) || isnan(r->hi) || !isfinite(r->target)) {
+        return fb_fail(err, FB_EINVAL, "row %d: expected lo <= hi and a finite target", k);
+    }
+    if (r->friction_of >= 0 && (r->friction_of >= k || !(r->mu >= 0.0) || !isfinite(r->mu))) {
+        return fb_fail(err, FB_EINVAL,
+                       "row %d: friction_of/mu: expected an earlier normal row and mu >= 0", k);
+    }
+    cs->row[k] = *r;
+    cs->nrow++;
+    return fb_ok(err);
+}
+
+/* n . (change of the world acceleration of point p on body), from d->da. */
+static double point_response(const fb_data* d, int body, fb_v3 p, fb_v3 n) {
+    const fb_mv da = d->da[body];
+    /* world direction into body coordinates: E n */
+    return fb_v3_dot(fb_m3_mv(d->X_0[body].E, n), fb_v3_add(da.v, fb_v3_cross(da.w, p)));
+}
+
+/* Adds to column c of K every row's response to the test force just applied to articulation
+ * `art` (whose d->da and dqdd it left). */
+static void collect(fb_csys* cs, int art, int c, const double* dqdd) {
+    const fb_data* d = cs->d[art];
+    for (int r = 0; r < cs->nrow; r++) {
+        const fb_row* row = &cs->row[r];
+        double resp = 0.0;
+        if (row->type == FB_ROW_DOF) {
+            resp = (row->art == art) ? dqdd[row->dof] : 0.0;
+        } else {
+            if (row->art == art) {
+                resp += point_response(d, row->body, row->p, row->n);
+            }
+            if (row->art_b == art) {
+                resp -= point_response(d, row->body_b, row->p_b, row->n);
+            }
+        }
+        cs->K[r * cs->nrow + c] += resp;
+    }
+}
+
+/* The world spatial force (about the origin) of a force n at point p of body. */
+static fb_fv point_force(const fb_data* d, int body, fb_v3 p, fb_v3 n) {
+    const fb_v3 pw = fb_point_pos(NULL, d, body, p);
+    return (fb_fv){fb_v3_cross(pw, n), n};
+}
+
+fb_status fb_csys_build(fb_csys* cs, fb_error* err) {
+    const int nr = cs->nrow;
+    for (int k = 0; k < cs->nart; k++) {
+        const unsigned need = FB_STAGE_ABA1 | FB_STAGE_ACC;
+        if ((cs->d[k]->stage & need) != need) {
+            return fb_fail(err, FB_ESTATE,
+                           "fb_csys_build: articulation %d needs ABA phase 1 and 2 first", k);
+        }
+    }
+    /* accelerations with zero multipliers */
+    for (int r = 0; r < nr; r++) {
+        const fb_row* row = &cs->row[r];
+        const fb_model* m = cs->m[row->art];
+        const fb_data* d = cs->d[row->art];
+        if (row->type == FB_ROW_DOF) {
+            cs->a0[r] = d->qdd[row->dof];
+        } else {
+            double a = fb_v3_dot(row->n, fb_point_acc(m, d, row->body, row->p));
+            if (row->art_b >= 0) {
+                a -= fb_v3_dot(row->n, fb_point_acc(cs->m[row->art_b], cs->d[row->art_b],
+                                                    row->body_b, row->p_b));
+            }
+            cs->a0[r] = a;
+        }
+    }
+    /* column by column: the test force of row c, in each articulation it touches */
+    memset(cs->K, 0, (size_t)nr * (size_t)nr * sizeof(double));
+    for (int c = 0; c < nr; c++) {
+        const fb_row* row = &cs->row[c];
+        double* col = cs->dqdd + (size_t)c * (size_t)cs->nv_total;
+        memset(col, 0, (size_t)cs->nv_total * sizeof(double));
+        const int a = row->art;
+        double* qa = col + cs->v_off[a];
+        if (row->type == FB_ROW_DOF) {
+            fb_accel_delta_dof(cs->m[a], cs->d[a], row->dof, qa);
+        } else {
+            fb_accel_delta_force(cs->m[a], cs->d[a], row->body,
+                                 point_force(cs->d[a], row->body, row->p, row->n), qa);
+        }
+        collect(cs, a, c, qa);
+        if (row->type == FB_ROW_POINT && row->art_b >= 0) {
+            const int b = row->art_b;
+            double* qb = col + cs->v_off[b];
+            fb_accel_delta_force(cs->m[b], cs->d[b], row->body_b,
+                                 point_force(cs->d[b], row->body_b, row->p_b, fb_v3_neg(row->n)),
+                                 qb);
+            collect(cs, b, c, qb);
+        }
+    }
+    return fb_ok(err);
+}
+
+/* Previous multiplier of a row with this id, or 0. */
+static double warm_value(const fb_csys* cs, uint64_t id) {
+    for (int k = 0; id != 0 && k < cs->nprev; k++) {
+        if (cs->prev_id[k] == id) {
+            return cs->prev_lambda[k];
+        }
+    }
+    return 0.0;
+}
+
+/* Row r's bounds, friction rows from their normal row's current multiplier. */
+static void bounds(const fb_csys* cs, int r, double* lo, double* hi) {
+    const fb_row* row = &cs->row[r];
+    if (row->friction_of >= 0) {
+        const double limit = row->mu * fmax(0.0, cs->lambda[row->friction_of]);
+        *lo = -limit;
+        *hi = limit;
+    } else {
+        *lo = row->lo;
+        *hi = row->hi;
+    }
+}
+
+/* Largest violation of the LCP conditions (acceleration units). */
+static double lcp_residual(const fb_csys* cs) {
+    const int nr = cs->nrow;
+    double worst = 0.0;
+    for (int r = 0; r < nr; r++) {
+        double w = cs->a0[r] - cs->row[r].target;
+        for (int c = 0; c < nr; c++) {
+            w += cs->K[r * nr + c] * cs->lambda[c];
+        }
+        double lo, hi;
+        bounds(cs, r, &lo, &hi);
+        const double l = cs->lambda[r];
+        double v;
+        if (l <= lo && l >= hi) {
+            v = 0.0; /* a row pinned by lo == hi (e.g. friction without normal force) */
+        } else if (l <= lo) {
+            v = fmax(0.0, -w);
+        } else if (l >= hi) {
+            v = fmax(0.0, w);
+        } else {
+            v = fabs(w);
+        }
+        worst = fmax(worst, v);
+    }
+    return worst;
+}
+
+void fb_csys_solve(fb_csys* cs, const fb_pgs_opts* opts) {
+    const fb_pgs_opts o = opts ? *opts : fb_default_pgs_opts();
+    const int nr = cs->nrow;
+    for (int r = 0; r < nr; r++) {
+        cs->lambda[r] = o.warm ? warm_value(cs, cs->row[r].id) : 0.0;
+    }
+    int it = 0;
+    for (; it < o.max_iter; it++) {
+        double moved = 0.0;
+        for (int r = 0; r < nr; r++) {
+            const double Krr = cs->K[r * nr + r];
+            if (!(Krr > 0.0)) {
+                continue; /* a row no force can move: leave it */
+            }
+            double w = cs->a0[r] - cs->row[r].target;
+            for (int c = 0; c < nr; c++) {
+                w += cs->K[r * nr + c] * cs->lambda[c];
+            }
+            double lo, hi;
+            bounds(cs, r, &lo, &hi);
+            const double l = fmin(hi, fmax(lo, cs->lambda[r] - w / Krr));
+            moved = fmax(moved, fabs(l - cs->lambda[r]));
+            cs->lambda[r] = l;
+        }
+        if (moved <= o.tol) {
+            it++;
+            break;
+        }
+    }
+    cs->iterations = it;
+    cs->residual = lcp_residual(cs);
+    /* remember the multipliers by row identity for the next warm start */
+    cs->nprev = 0;
+    for (int r = 0; r < nr; r++) {
+        if (cs->row[r].id != 0) {
+            cs->prev_id[cs->nprev] = cs->row[r].id;
+            cs->prev_lambda[cs->nprev++] = cs->lambda[r];
+        }
+    }
+}
+
+void fb_csys_apply(fb_csys* cs) {
+    for (int k = 0; k < cs->nart; k++) {
+        const int nv = cs->m[k]->nv;
+        double* qdd = cs->d[k]->qdd;
+        for (int c = 0; c < cs->nrow; c++) {
+            const double l = cs->lambda[c];
+            const double* col = cs->dqdd + (size_t)c * (size_t)cs->nv_total + cs->v_off[k];
+            for (int j = 0; l != 0.0 && j < nv; j++) {
+                qdd[j] += l * col[j];
+            }
+        }
+    }
+}

@@ -1,0 +1,506 @@
+/* Constraints: the test-force responses (AccelerationDeltas), the constraint matrix K and the
+ * projected Gauss-Seidel solver, each against an independent reference:
+ *   responses vs the test-force method (a full ABA call with and without the force) and vs
+ *   M^-1 J^T f from CRBA; K vs J M^-1 J^T (CRBA + Jacobians) and vs the test-force method;
+ *   qdd after the solve vs ABA run with the constraint forces applied; PGS vs Lemke on random
+ *   LCPs, and sanity on singular K (duplicate and coplanar contacts). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lemke.h"
+#include "math/quat.h"
+#include "math/spatial.h"
+#include "support.h"
+
+#define XCHECK_TOL 1e-9
+
+/* World spatial Jacobian of body i (6 x nv): columns are the ancestors' S in world
+ * coordinates about the world origin, so tau = J^T f for a world spatial force f. */
+static void spatial_jacobian_world(const fb_model* m, const fb_data* d, int i, double* J) {
+    const int nv = m->nv;
+    memset(J, 0, 6 * (size_t)nv * sizeof(double));
+    for (int j = i; j != 0; j = m->parent[j]) {
+        for (int k = m->v_adr[j]; k < m->v_adr[j] + m->jnv[j]; k++) {
+            const fb_mv s = fb_xf_inv_mv(d->X_0[j], m->S[k]);
+            for (int r = 0; r < 6; r++) {
+                J[r * nv + k] = fb_mv_get(s, r);
+            }
+        }
+    }
+}
+
+static fb_fv random_force(scene_rng* r) {
+    return (fb_fv){{scene_rng_normal(r), scene_rng_normal(r), scene_rng_normal(r)},
+                   {scene_rng_normal(r), scene_rng_normal(r), scene_rng_normal(r)}};
+}
+
+START_TEST(responses_match_test_force_method_and_crba) {
+    for (uint64_t seed = 1; seed <= 60; seed++) {
+        fb_error err;
+        fb_model* m = ck_model(scene_random_tree(seed * 17u, 40, &err), &err);
+        if (m->nv == 0) {
+            fb_model_destroy(m);
+            continue;
+        }
+        fb_data* d = ck_data(m);
+        scene_rng r = scene_rng_make(seed);
+        scene_random_state(m, d, &r, 2.0, 5.0);
+        const int nv = m->nv;
+        const size_t vb = (size_t)nv * sizeof(double);
+        double* base = malloc(vb);
+        double* delta = malloc(vb);
+        double* tau = malloc(vb);
+        double* J = malloc(6 * vb);
+        double* L = malloc((size_t)nv * vb);
+        ck_assert_int_eq(fb_aba(m, d, &err), FB_OK);
+        memcpy(base, d->qdd, vb);
+        /* a force on a random moving body */
+        int body = scene_rng_int(&r, 1, m->nbody - 1);
+        const fb_fv f = random_force(&r);
+        fb_accel_delta_force(m, d, body, f, delta);
+        /* oracle 1: the test-force method, ABA with the force added */
+        d->f_ext[body] = f;
+        ck_assert_int_eq(fb_aba(m, d, &err), FB_OK);
+        d->f_ext[body] = fb_fv_zero();
+        for (int k = 0; k < nv; k++) {
+            tau[k] = d->qdd[k] - base[k];
+        }
+        ck_assert_msg(ck_rel_diff(delta, tau, nv, 1e-12) < XCHECK_TOL, "seed %llu: %g",
+                      (unsigned long long)seed, ck_rel_diff(delta, tau, nv, 1e-12));
+        /* oracle 2: M^-1 J^T f by CRBA and Cholesky */
+        fb_crba(m, d);
+        spatial_jacobian_world(m, d, body, J);
+        for (int k = 0; k < nv; k++) {
+            tau[k] = 0.0;
+            for (int a = 0; a < 6; a++) {
+                tau[k] += J[a * nv + k] * fb_fv_get(f, a);
+            }
+        }
+        ck_assert(scene_solve_spd(d->M, nv, L, tau));
+        ck_assert_msg(ck_rel_diff(delta, tau, nv, 1e-12) < XCHECK_TOL, "seed %llu (CRBA): %g",
+                      (unsigned long long)seed, ck_rel_diff(delta, tau, nv, 1e-12));
+        /* a unit torque on a random dof: M^-1 e_k */
+        ck_assert_int_eq(fb_aba_phase1(m, d, &err), FB_OK);
+        const int dof = scene_rng_int(&r, 0, nv - 1);
+        fb_accel_delta_dof(m, d, dof, delta);
+        fb_crba(m, d);
+        memset(tau, 0, vb);
+        tau[dof] = 1.0;
+        ck_assert(scene_solve_spd(d->M, nv, L, tau));
+        ck_assert_msg(ck_rel_diff(delta, tau, nv, 1e-12) < XCHECK_TOL, "seed %llu (dof): %g",
+                      (unsigned long long)seed, ck_rel_diff(delta, tau, nv, 1e-12));
+        free(base);
+        free(delta);
+        free(tau);
+        free(J);
+        free(L);
+        fb_data_destroy(d);
+        fb_model_destroy(m);
+    }
+}
+END_TEST
+
+/* Two articulations: a random tree (0) and a free ball (1). */
+static fb_model* free_ball(fb_error* err) {
+    fb_model* m = fb_model_create(1, NULL, err);
+    fb_body_def def = fb_default_body_def();
+    def.name = "ball";
+    def.joint = FB_JOINT_FLOATING;
+    def.inertia = fb_rbi_sphere(400.0, 0.11, fb_v3_zero());
+    fb_model_add_body(m, &def, NULL, err);
+    fb_model_finalize(m, err);
+    return m;
+}
+
+/* Random rows over the two articulations: points with directions, pairs with the ball, dofs. */
+static void random_rows(fb_csys* cs, scene_rng* r, int n) {
+    fb_error err;
+    for (int k = 0; k < n; k++) {
+        fb_row row = fb_default_row();
+        const int kind = scene_rng_int(r, 0, 2);
+        const fb_model* m = cs->m[0];
+        if (kind == 0 && m->nv > 0) {
+            row.type = FB_ROW_DOF;
+            row.dof = scene_rng_int(r, 0, m->nv - 1);
+        } else {
+            row.body = scene_rng_int(r, 1, m->nbody - 1);
+            row.p = fb_v3_scale(scene_rng_unit(r), 0.2);
+            row.n = scene_rng_unit(r);
+            if (kind == 2) {
+                row.art_b = 1;
+                row.body_b = 1;
+                row.p_b = fb_v3_scale(scene_rng_unit(r), 0.11);
+            }
+        }
+        ck_assert_int_eq(fb_csys_add_row(cs, &row, &err), FB_OK);
+    }
+}
+
+START_TEST(k_matches_j_minv_jt_and_the_test_force_method) {
+    for (uint64_t seed = 1; seed <= 40; seed++) {
+        fb_error err;
+        fb_model* ma = ck_model(scene_random_tree(seed * 29u, 30, &err), &err);
+        fb_model* mb = ck_model(free_ball(&err), &err);
+        if (ma->nv == 0) {
+            fb_model_destroy(ma);
+            fb_model_destroy(mb);
+            continue;
+        }
+        fb_data* da = ck_data(ma);
+        fb_data* db = ck_data(mb);
+        scene_rng r = scene_rng_make(seed);
+        scene_random_state(ma, da, &r, 2.0, 5.0);
+        scene_random_state(mb, db, &r, 2.0, 0.0);
+        ck_assert_int_eq(fb_aba(ma, da, &err), FB_OK);
+        ck_assert_int_eq(fb_aba(mb, db, &err), FB_OK);
+        const fb_model* ms[2] = {ma, mb};
+        fb_data* ds[2] = {da, db};
+        fb_csys* cs = fb_csys_create(2, ms, ds, 24, NULL, &err);
+        ck_assert_msg(cs, "%s", err.msg);
+        const int nr = scene_rng_int(&r, 1, 20);
+        random_rows(cs, &r, nr);
+        ck_assert_int_eq(fb_csys_build(cs, &err), FB_OK);
+        /* reference: J M^-1 J^T with M block diagonal over the two articulations */
+        const int nva = ma->nv, nvb = mb->nv, nvt = nva + nvb;
+        double* J = calloc((size_t)nr * (size_t)nvt, sizeof(double));
+        double* Jp = malloc(3 * (size_t)nvt * sizeof(double));
+        double* La = malloc((size_t)nva * (size_t)nva * sizeof(double));
+        double* Lb = malloc((size_t)nvb * (size_t)nvb * sizeof(double));
+        double* x = malloc((size_t)nvt * sizeof(double));
+        fb_crba(ma, da);
+        fb_crba(mb, db);
+        for (int k = 0; k < nr; k++) {
+            const fb_row* row = &cs->row[k];
+            double* Jk = J + (size_t)k * (size_t)nvt;
+            if (row->type == FB_ROW_DOF) {
+                Jk[row->dof] = 1.0;
+                continue;
+            }
+            fb_jac_point(ma, da, row->body, row->p, Jp);
+            for (int j = 0; j < nva; j++) {
+                Jk[j] = row->n.x * Jp[j] + row->n.y * Jp[nva + j] + row->n.z * Jp[2 * nva + j];
+            }
+            if (row->art_b == 1) {
+                fb_jac_point(mb, db, row->body_b, row->p_b, Jp);
+                for (int j = 0; j < nvb; j++) {
+                    Jk[nva + j] = -(row->n.x * Jp[j] + row->n.y * Jp[nvb + j] +
+                                    row->n.z * Jp[2 * nvb + j]);
+                }
+            }
+        }
+        double worst = 0.0, scale = 1e-12;
+        for (int c = 0; c < nr; c++) {
+            memcpy(x, J + (size_t)c * (size_t)nvt, (size_t)nvt * sizeof(double));
+            ck_assert(scene_solve_spd(da->M, nva, La, x));
+            ck_assert(scene_solve_spd(db->M, nvb, Lb, x + nva));
+            for (int k = 0; k < nr; k++) {
+                double v = 0.0;
+                for (int j = 0; j < nvt; j++) {
+                    v += J[(size_t)k * (size_t)nvt + j] * x[j];
+                }
+                worst = fmax(worst, fabs(cs->K[k * nr + c] - v));
+                scale = fmax(scale, fabs(v));
+            }
+        }
+        ck_assert_msg(worst / scale < XCHECK_TOL, "seed %llu: K vs J M^-1 J^T %g",
+                      (unsigned long long)seed, worst / scale);
+        /* reference 2, the test-force method [Kokkevis §4.2]: for each column a full ABA call
+         * with that row's unit multiplier applied as an external force or torque */
+        worst = 0.0;
+        for (int c = 0; c < nr; c++) {
+            const fb_row* row = &cs->row[c];
+            if (row->type == FB_ROW_DOF) {
+                da->tau[row->dof] += 1.0;
+            } else {
+                const fb_v3 pa = fb_point_pos(ma, da, row->body, row->p);
+                da->f_ext[row->body] = (fb_fv){fb_v3_cross(pa, row->n), row->n};
+                if (row->art_b == 1) {
+                    const fb_v3 pb = fb_point_pos(mb, db, row->body_b, row->p_b);
+                    db->f_ext[1] = (fb_fv){fb_v3_neg(fb_v3_cross(pb, row->n)), fb_v3_neg(row->n)};
+                }
+            }
+            ck_assert_int_eq(fb_aba(ma, da, &err), FB_OK);
+            ck_assert_int_eq(fb_aba(mb, db, &err), FB_OK);
+            for (int k = 0; k < nr; k++) {
+                const fb_row* rk = &cs->row[k];
+                double a = (rk->type == FB_ROW_DOF)
+                               ? da->qdd[rk->dof]
+                               : fb_v3_dot(rk->n, fb_point_acc(ma, da, rk->body, rk->p));
+                if (rk->type == FB_ROW_POINT && rk->art_b == 1) {
+                    a -= fb_v3_dot(rk->n, fb_point_acc(mb, db, rk->body_b, rk->p_b));
+                }
+                worst = fmax(worst, fabs(cs->K[k * nr + c] - (a - cs->a0[k])));
+            }
+            /* undo: forces off, torque back */
+            if (row->type == FB_ROW_DOF) {
+                da->tau[row->dof] -= 1.0;
+            } else {
+                da->f_ext[row->body] = fb_fv_zero();
+                db->f_ext[1] = fb_fv_zero();
+            }
+        }
+        ck_assert_msg(worst / scale < XCHECK_TOL, "seed %llu: K vs test-force method %g",
+                      (unsigned long long)seed, worst / scale);
+        /* after a solve, qdd0 + sum lambda dqdd equals ABA with the forces applied */
+        for (int k = 0; k < nr; k++) {
+            cs->row[k].lo = -INFINITY; /* bilateral: reach target 0 exactly */
+        }
+        fb_pgs_opts o = fb_default_pgs_opts();
+        o.max_iter = 5000;
+        o.tol = 1e-13;
+        fb_csys_solve(cs, &o);
+        ck_assert_int_eq(fb_aba(ma, da, &err), FB_OK);
+        ck_assert_int_eq(fb_aba(mb, db, &err), FB_OK);
+        fb_csys_apply(cs);
+        double* qa = malloc((size_t)nva * sizeof(double));
+        double* qb = malloc((size_t)nvb * sizeof(double));
+        memcpy(qa, da->qdd, (size_t)nva * sizeof(double));
+        memcpy(qb, db->qdd, (size_t)nvb * sizeof(double));
+        for (int k = 0; k < nr; k++) {
+            const fb_row* row = &cs->row[k];
+            const double l = cs->lambda[k];
+            if (row->type == FB_ROW_DOF) {
+                da->tau[row->dof] += l;
+                continue;
+            }
+            const fb_v3 pa = fb_point_pos(ma, da, row->body, row->p);
+            da->f_ext[row->body] = fb_fv_add(da->f_ext[row->body],
+                                             (fb_fv){fb_v3_scale(fb_v3_cross(pa, row->n), l),
+                                                     fb_v3_scale(row->n, l)});
+            if (row->art_b == 1) {
+                const fb_v3 pb = fb_point_pos(mb, db, row->body_b, row->p_b);
+                db->f_ext[1] = fb_fv_sub(db->f_ext[1],
+                                         (fb_fv){fb_v3_scale(fb_v3_cross(pb, row->n), l),
+                                                 fb_v3_scale(row->n, l)});
+            }
+        }
+        ck_assert_int_eq(fb_aba(ma, da, &err), FB_OK);
+        ck_assert_int_eq(fb_aba(mb, db, &err), FB_OK);
+        ck_assert_msg(ck_rel_diff(qa, da->qdd, nva, 1.0) < XCHECK_TOL, "seed %llu: applied",
+                      (unsigned long long)seed);
+        ck_assert_msg(ck_rel_diff(qb, db->qdd, nvb, 1.0) < XCHECK_TOL, "seed %llu: applied b",
+                      (unsigned long long)seed);
+        free(qa);
+        free(qb);
+        free(J);
+        free(Jp);
+        free(La);
+        free(Lb);
+        free(x);
+        fb_csys_destroy(cs);
+        fb_data_destroy(da);
+        fb_data_destroy(db);
+        fb_model_destroy(ma);
+        fb_model_destroy(mb);
+    }
+}
+END_TEST
+
+/* A constraint system whose K and a0 the test fills in directly (rows are dof rows of a
+ * dummy articulation; only their bounds matter to the solver). */
+typedef struct lcp_fixture {
+    fb_model* m;
+    fb_data* d;
+    fb_csys* cs;
+} lcp_fixture;
+
+static void lcp_make(lcp_fixture* f, int n) {
+    fb_error err;
+    f->m = ck_model(free_ball(&err), &err);
+    f->d = ck_data(f->m);
+    const fb_model* ms[1] = {f->m};
+    fb_data* ds[1] = {f->d};
+    f->cs = fb_csys_create(1, ms, ds, n, NULL, &err);
+    for (int k = 0; k < n; k++) {
+        fb_row row = fb_default_row();
+        row.type = FB_ROW_DOF;
+        ck_assert_int_eq(fb_csys_add_row(f->cs, &row, &err), FB_OK);
+    }
+}
+
+static void lcp_free(lcp_fixture* f) {
+    fb_csys_destroy(f->cs);
+    fb_data_destroy(f->d);
+    fb_model_destroy(f->m);
+}
+
+/* A random positive-definite n x n matrix B B^T + n/4 1. */
+static void random_pd(scene_rng* r, int n, double* K) {
+    double B[16 * 16];
+    for (int k = 0; k < n * n; k++) {
+        B[k] = scene_rng_normal(r);
+    }
+    for (int i = 0; i < n; i++) {
+        for (int j = 0; j < n; j++) {
+            double s = (i == j) ? 0.25 * n : 0.0;
+            for (int k = 0; k < n; k++) {
+                s += B[i * n + k] * B[j * n + k];
+            }
+            K[i * n + j] = s;
+        }
+    }
+}
+
+START_TEST(pgs_reaches_lemke_on_random_lcps) {
+    scene_rng r = scene_rng_make(2026);
+    fb_pgs_opts o = fb_default_pgs_opts();
+    o.max_iter = 20000;
+    o.tol = 1e-14;
+    o.warm = false;
+    double worst = 0.0;
+    int max_iter = 0;
+    for (int t = 0; t < 1000; t++) {
+        const int n = scene_rng_int(&r, 1, 12);
+        lcp_fixture f;
+        lcp_make(&f, n);
+        double q[16], z[16];
+        random_pd(&r, n, f.cs->K);
+        for (int k = 0; k < n; k++) {
+            q[k] = scene_rng_uniform(&r, -5.0, 5.0);
+            f.cs->a0[k] = q[k];
+        }
+        ck_assert_msg(lemke_solve(f.cs->K, q, n, z), "case %d: Lemke failed", t);
+        fb_csys_solve(f.cs, &o);
+        max_iter = f.cs->iterations > max_iter ? f.cs->iterations : max_iter;
+        double scale = 1.0;
+        for (int k = 0; k < n; k++) {
+            scale = fmax(scale, fabs(z[k]));
+        }
+        worst = fmax(worst, ck_rel_diff(f.cs->lambda, z, n, scale));
+        ck_assert_msg(ck_rel_diff(f.cs->lambda, z, n, scale) < 1e-6, "case %d (n %d): %g", t, n,
+                      ck_rel_diff(f.cs->lambda, z, n, scale));
+        ck_assert(f.cs->residual < 1e-6);
+        lcp_free(&f);
+    }
+    printf("PGS vs Lemke, 1000 LCPs: worst difference %.2e, most sweeps %d\n", worst, max_iter);
+}
+END_TEST
+
+START_TEST(mixed_and_friction_rows_meet_their_conditions) {
+    /* bilateral, unilateral and friction rows together: the LCP conditions hold */
+    scene_rng r = scene_rng_make(7);
+    fb_pgs_opts o = fb_default_pgs_opts();
+    o.max_iter = 20000;
+    o.tol = 1e-14;
+    for (int t = 0; t < 200; t++) {
+        const int n = 9;
+        lcp_fixture f;
+        lcp_make(&f, n);
+        random_pd(&r, n, f.cs->K);
+        for (int k = 0; k < n; k++) {
+            f.cs->a0[k] = scene_rng_uniform(&r, -5.0, 5.0);
+        }
+        /* rows 0-2: bilateral; 3: a contact normal; 4, 5: its friction (mu 0.5); 6: torque
+         * limited to +-0.7; 7, 8: unilateral */
+        for (int k = 0; k < 3; k++) {
+            f.cs->row[k].lo = -INFINITY;
+        }
+        f.cs->row[4].friction_of = f.cs->row[5].friction_of = 3;
+        f.cs->row[4].mu = f.cs->row[5].mu = 0.5;
+        f.cs->row[6].lo = -0.7;
+        f.cs->row[6].hi = 0.7;
+        fb_csys_solve(f.cs, &o);
+        ck_assert_msg(f.cs->residual < 1e-6, "case %d: residual %g", t, f.cs->residual);
+        ck_assert(fabs(f.cs->lambda[4]) <= 0.5 * f.cs->lambda[3] + 1e-12);
+        ck_assert(fabs(f.cs->lambda[6]) <= 0.7);
+        lcp_free(&f);
+    }
+}
+END_TEST
+
+START_TEST(singular_k_does_not_blow_up) {
+    /* a box resting flat on the ground: four coplanar corner contacts (rank 3 for the normal
+     * rows, Gao's pitfall) plus a duplicated contact */
+    fb_error err;
+    fb_model* m = ck_model(fb_model_create(1, NULL, &err), &err);
+    fb_body_def def = fb_default_body_def();
+    def.name = "box";
+    def.joint = FB_JOINT_FLOATING;
+    def.inertia = fb_rbi_box(500.0, fb_v3_make(0.4, 0.2, 0.3), fb_v3_zero());
+    ck_assert_int_eq(fb_model_add_body(m, &def, NULL, &err), FB_OK);
+    ck_assert_int_eq(fb_model_finalize(m, &err), FB_OK);
+    fb_data* d = ck_data(m);
+    d->q[1] = 0.1; /* resting: its bottom face at y = 0 */
+    ck_assert_int_eq(fb_aba(m, d, &err), FB_OK);
+    const fb_model* ms[1] = {m};
+    fb_data* ds[1] = {d};
+    fb_csys* cs = fb_csys_create(1, ms, ds, 8, NULL, &err);
+    const double cx[5] = {0.2, -0.2, 0.2, -0.2, 0.2}, cz[5] = {0.15, 0.15, -0.15, -0.15, 0.15};
+    for (int k = 0; k < 5; k++) {
+        fb_row row = fb_default_row();
+        row.body = 1;
+        row.p = fb_v3_make(cx[k], -0.1, cz[k]);
+        row.n = fb_v3_make(0.0, 1.0, 0.0);
+        ck_assert_int_eq(fb_csys_add_row(cs, &row, &err), FB_OK);
+    }
+    ck_assert_int_eq(fb_csys_build(cs, &err), FB_OK);
+    fb_csys_solve(cs, NULL);
+    double total = 0.0;
+    for (int k = 0; k < 5; k++) {
+        ck_assert(isfinite(cs->lambda[k]) && cs->lambda[k] >= 0.0);
+        total += cs->lambda[k];
+    }
+    /* the contacts hold the weight: total normal force m g, and the box does not accelerate */
+    fb_ck_near(total, m->I[1].m * 9.81, 1e-6, 0.0);
+    /* at rest (zero velocity) the box's qdd is its acceleration: the contacts cancel gravity */
+    fb_csys_apply(cs);
+    double qdd = 0.0;
+    for (int k = 0; k < 6; k++) {
+        qdd = fmax(qdd, fabs(d->qdd[k]));
+    }
+    ck_assert_msg(qdd < 1e-6, "box accelerates at %g", qdd);
+    ck_assert(cs->residual < 1e-6);
+    fb_csys_destroy(cs);
+    fb_data_destroy(d);
+    fb_model_destroy(m);
+}
+END_TEST
+
+START_TEST(bad_rows_are_refused) {
+    fb_error err;
+    fb_model* m = ck_model(free_ball(&err), &err);
+    fb_data* d = ck_data(m);
+    const fb_model* ms[1] = {m};
+    fb_data* ds[1] = {d};
+    fb_csys* cs = fb_csys_create(1, ms, ds, 2, NULL, &err);
+    fb_row row = fb_default_row();
+    row.body = 1;
+    row.n = fb_v3_make(0.0, 2.0, 0.0);
+    ck_assert_int_eq(fb_csys_add_row(cs, &row, &err), FB_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err.msg, "unit"));
+    row.n = fb_v3_make(0.0, 1.0, 0.0);
+    row.body = 5;
+    ck_assert_int_eq(fb_csys_add_row(cs, &row, &err), FB_EINVAL);
+    row.body = 1;
+    row.friction_of = 0;
+    ck_assert_int_eq(fb_csys_add_row(cs, &row, &err), FB_EINVAL); /* no earlier row */
+    row.friction_of = -1;
+    ck_assert_int_eq(fb_csys_add_row(cs, &row, &err), FB_OK);
+    ck_assert_int_eq(fb_csys_add_row(cs, &row, &err), FB_OK);
+    ck_assert_int_eq(fb_csys_add_row(cs, &row, &err), FB_ECAPACITY);
+    /* build needs ABA first */
+    ck_assert_int_eq(fb_csys_build(cs, &err), FB_ESTATE);
+    fb_csys_destroy(cs);
+    fb_data_destroy(d);
+    fb_model_destroy(m);
+}
+END_TEST
+
+static Suite* constraint_suite(void) {
+    Suite* s = suite_create("constraint");
+    TCase* tc = tcase_create("constraint");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, responses_match_test_force_method_and_crba);
+    tcase_add_test(tc, k_matches_j_minv_jt_and_the_test_force_method);
+    tcase_add_test(tc, pgs_reaches_lemke_on_random_lcps);
+    tcase_add_test(tc, mixed_and_friction_rows_meet_their_conditions);
+    tcase_add_test(tc, singular_k_does_not_blow_up);
+    tcase_add_test(tc, bad_rows_are_refused);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) {
+    return ck_run_suite(constraint_suite());
+}

@@ -90,6 +90,13 @@ static inline fb_quat fb_quat_from_axis_angle(fb_v3 axis_unit, double angle) {
     return (fb_quat){cos(0.5 * angle), axis_unit.x * s, axis_unit.y * s, axis_unit.z * s};
 }
 
+/* The twist angle (rad, in (-pi, pi]) of q about the unit axis a, in the swing-twist split
+ * q = twist(a, angle) * swing. */
+static inline double fb_quat_twist(fb_quat q, fb_v3 a) {
+    const double t = 2.0 * atan2(q.x * a.x + q.y * a.y + q.z * a.z, q.w);
+    return (t > FB_PI) ? t - 2.0 * FB_PI : (t <= -FB_PI ? t + 2.0 * FB_PI : t);
+}
+
 /* The unit quaternion of a rotation matrix (Shepperd's method: pick the largest pivot). */
 fb_quat fb_quat_from_m3(fb_m3 R);
 

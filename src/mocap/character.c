@@ -91,27 +91,7 @@ static int segment_index(const char* s) {
     return 1; /* trunk */
 }
 
-/* The rotation of clip joint i at frame f, from its channels in file order. */
-static fb_quat frame_rotation(const fb_clip* c, int i, int f) {
-    const fb_clip_joint* j = &c->joint[i];
-    const double* row = c->frames + (size_t)f * (size_t)c->nchan + (size_t)j->col;
-    int axes[3];
-    double ang[3];
-    int n = 0;
-    for (int k = 0; k < j->nchan; k++) {
-        if (j->chan[k] >= FB_CH_XROT) {
-            axes[n] = (int)j->chan[k] - (int)FB_CH_XROT;
-            ang[n++] = row[k] * (FB_PI / 180.0);
-        }
-    }
-    return fb_euler_to_quat(axes, n, ang);
-}
 
-/* Twist angle (rad) of q about the unit axis a: q = twist(a, angle) * swing. */
-static double twist_angle(fb_quat q, fb_v3 a) {
-    const double t = 2.0 * atan2(q.x * a.x + q.y * a.y + q.z * a.z, q.w);
-    return (t > FB_PI) ? t - 2.0 * FB_PI : (t <= -FB_PI ? t + 2.0 * FB_PI : t);
-}
 
 /* The hinge axis of joint i: the principal axis of its rotation vectors over the clip (the
  * eigenvector of sum r r^T with the largest eigenvalue, by power iteration), and the largest
@@ -119,7 +99,7 @@ static double twist_angle(fb_quat q, fb_v3 a) {
 static fb_hinge_info estimate_hinge(const fb_clip* c, int i, bool* moved) {
     fb_m3 S = fb_m3_zero();
     for (int f = 0; f < c->nframe; f++) {
-        const fb_v3 r = fb_quat_log(frame_rotation(c, i, f));
+        const fb_v3 r = fb_quat_log(fb_clip_frame_rotation(c, i, f));
         S = fb_m3_add(S, fb_m3_outer(r, r));
     }
     const double tr = S.m[0][0] + S.m[1][1] + S.m[2][2];
@@ -142,8 +122,8 @@ static fb_hinge_info estimate_hinge(const fb_clip* c, int i, bool* moved) {
         h.axis = big < 0.0 ? fb_v3_neg(v) : v;
     }
     for (int f = 0; f < c->nframe; f++) {
-        const fb_quat q = frame_rotation(c, i, f);
-        const fb_quat tw = fb_quat_from_axis_angle(h.axis, twist_angle(q, h.axis));
+        const fb_quat q = fb_clip_frame_rotation(c, i, f);
+        const fb_quat tw = fb_quat_from_axis_angle(h.axis, fb_quat_twist(q, h.axis));
         const fb_v3 swing = fb_quat_log(fb_quat_mul(fb_quat_conj(tw), q));
         h.max_off_axis = fmax(h.max_off_axis, fb_v3_norm(swing));
     }

@@ -9,6 +9,7 @@
 
 #include "math/spatial.h"
 #include "mocap/constants.h"
+#include "mocap/euler.h"
 #include "util/error.h"
 
 static const char* const CHANNEL_NAMES[6] = {"Xposition", "Yposition", "Zposition",
@@ -104,6 +105,21 @@ int fb_clip_rot_axes(const fb_clip_joint* j, int* axes) {
         }
     }
     return n;
+}
+
+fb_quat fb_clip_frame_rotation(const fb_clip* c, int i, int f) {
+    const fb_clip_joint* j = &c->joint[i];
+    const double* row = c->frames + (size_t)f * (size_t)c->nchan + (size_t)j->col;
+    int axes[3];
+    double ang[3];
+    int n = 0;
+    for (int k = 0; k < j->nchan; k++) {
+        if (j->chan[k] >= FB_CH_XROT) {
+            axes[n] = (int)j->chan[k] - (int)FB_CH_XROT;
+            ang[n++] = row[k] * (FB_PI / 180.0);
+        }
+    }
+    return fb_euler_to_quat(axes, n, ang);
 }
 
 bool fb_clip_has_pos(const fb_clip_joint* j) {

@@ -21,6 +21,9 @@ fb_status fb_clip_finish(fb_clip* c, const fb_clip_opts* opts, fb_error* err);
 /* The rotation axes (0, 1, 2) of joint j's rotation channels in file order; returns how many. */
 int fb_clip_rot_axes(const fb_clip_joint* j, int* axes);
 
+/* The rotation of clip joint i at frame f: its rotation channels composed in file order. */
+fb_quat fb_clip_frame_rotation(const fb_clip* c, int i, int f);
+
 /* True when joint j has any position channel. */
 bool fb_clip_has_pos(const fb_clip_joint* j);
 

@@ -24,21 +24,6 @@ void fb_motion_destroy(fb_motion* mo) {
     fb_free(&a, mo);
 }
 
-/* Joint i's rotation at clip frame f (file channel order). */
-static fb_quat clip_rotation(const fb_clip* c, int i, int f) {
-    const fb_clip_joint* j = &c->joint[i];
-    const double* row = c->frames + (size_t)f * (size_t)c->nchan + (size_t)j->col;
-    int axes[3];
-    double ang[3];
-    int n = 0;
-    for (int k = 0; k < j->nchan; k++) {
-        if (j->chan[k] >= FB_CH_XROT) {
-            axes[n] = (int)j->chan[k] - (int)FB_CH_XROT;
-            ang[n++] = row[k] * (FB_PI / 180.0);
-        }
-    }
-    return fb_euler_to_quat(axes, n, ang);
-}
 
 /* Joint i's position coordinates at clip frame f (m, joint-frame axes): the channels, with
  * OFFSET for the components an absolute-mode joint has no channel for. */
@@ -56,11 +41,6 @@ static fb_v3 clip_position(const fb_clip* c, int i, int f) {
     return fb_v3_scale(fb_v3_make(p[0], p[1], p[2]), c->unit);
 }
 
-/* Twist angle (rad) of q about the unit axis a, in (-pi, pi]. */
-static double twist(fb_quat q, fb_v3 a) {
-    const double t = 2.0 * atan2(q.x * a.x + q.y * a.y + q.z * a.z, q.w);
-    return (t > FB_PI) ? t - 2.0 * FB_PI : (t <= -FB_PI ? t + 2.0 * FB_PI : t);
-}
 
 /* q (nq) of the character at clip frame f. */
 static void frame_q(const fb_clip* c, const fb_character* ch, int f, double* q) {
@@ -75,14 +55,14 @@ static void frame_q(const fb_clip* c, const fb_character* ch, int f, double* q) 
             qb[0] = p.x;
             qb[1] = p.y;
             qb[2] = p.z;
-            fb_quat_store(qb + 3, clip_rotation(c, i, f));
+            fb_quat_store(qb + 3, fb_clip_frame_rotation(c, i, f));
             break;
         }
         case FB_JOINT_SPHERICAL:
-            fb_quat_store(qb, clip_rotation(c, i, f));
+            fb_quat_store(qb, fb_clip_frame_rotation(c, i, f));
             break;
         case FB_JOINT_REVOLUTE:
-            qb[0] = twist(clip_rotation(c, i, f), m->axis[b]);
+            qb[0] = fb_quat_twist(fb_clip_frame_rotation(c, i, f), m->axis[b]);
             break;
         case FB_JOINT_PRISMATIC:
         case FB_JOINT_FIXED:

@@ -9,6 +9,7 @@
 #include "base.h"
 #include "data.h"
 #include "dynamics.h"
+#include "collision.h"
 #include "constraint.h"
 #include "mocap.h"
 #include "model.h"

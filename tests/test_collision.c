@@ -1,0 +1,289 @@
+/* Narrow-phase contacts against hand-computed geometry: depth, normal and points of spheres,
+ * capsules and boxes on a plane (flat and sloped) and of a ball against each shape; contact
+ * counts (four for a box on its face, two on an edge, one on a corner); ids stable while the
+ * same features touch; and contact rows that hold a body up with exactly its weight. */
+#include <string.h>
+
+#include "math/quat.h"
+#include "math/spatial.h"
+#include "support.h"
+
+#define GEOM_TOL 1e-12
+#define NCAP 32
+
+/* One free body carrying one shape. */
+static fb_model* one_shape(fb_shape sh, fb_error* err) {
+    fb_model* m = fb_model_create(1, NULL, err);
+    fb_body_def def = fb_default_body_def();
+    def.name = "body";
+    def.joint = FB_JOINT_FLOATING;
+    def.inertia = fb_rbi_sphere(1000.0, 0.1, fb_v3_zero());
+    fb_model_add_body(m, &def, NULL, err);
+    sh.body = 1;
+    ck_assert_int_eq(fb_model_add_shape(m, &sh, err), FB_OK);
+    ck_assert_int_eq(fb_model_finalize(m, err), FB_OK);
+    return m;
+}
+
+static fb_shape sphere(double r) {
+    fb_shape s;
+    memset(&s, 0, sizeof s);
+    s.type = FB_SHAPE_SPHERE;
+    s.radius = r;
+    s.R = fb_m3_identity();
+    return s;
+}
+
+static fb_shape capsule(double r, fb_v3 p0, fb_v3 p1) {
+    fb_shape s = sphere(r);
+    s.type = FB_SHAPE_CAPSULE;
+    s.p0 = p0;
+    s.p1 = p1;
+    return s;
+}
+
+static fb_shape box(fb_v3 size) {
+    fb_shape s = sphere(1.0);
+    s.type = FB_SHAPE_BOX;
+    s.size = size;
+    return s;
+}
+
+/* Places the floating body at p with orientation q and updates kinematics. */
+static void place(const fb_model* m, fb_data* d, fb_v3 p, fb_quat q) {
+    d->q[0] = p.x;
+    d->q[1] = p.y;
+    d->q[2] = p.z;
+    fb_quat_store(d->q + 3, q);
+    fb_kinematics(m, d);
+}
+
+static int plane_contacts(const fb_model* m, const fb_data* d, fb_plane pl, fb_contact* c) {
+    int n = 0;
+    fb_error err;
+    ck_assert_int_eq(fb_collide_plane(m, d, 0, pl, 1e-3, c, &n, NCAP, &err), FB_OK);
+    return n;
+}
+
+START_TEST(sphere_on_flat_and_sloped_planes) {
+    fb_error err;
+    fb_model* m = one_shape(sphere(0.2), &err);
+    fb_data* d = ck_data(m);
+    fb_contact c[NCAP];
+    /* 1 cm into the ground */
+    place(m, d, fb_v3_make(0.3, 0.19, -0.1), fb_quat_identity());
+    ck_assert_int_eq(plane_contacts(m, d, fb_ground_plane(), c), 1);
+    fb_ck_near(c[0].depth, 0.01, 0.0, GEOM_TOL);
+    fb_ck_near(c[0].n.y, 1.0, 0.0, GEOM_TOL);
+    fb_ck_near(c[0].p_b.y, 0.0, 0.0, GEOM_TOL); /* on the plane, under the centre */
+    fb_ck_near(c[0].p_b.x, 0.3, 0.0, GEOM_TOL);
+    fb_ck_near(c[0].p_a.y, -0.2, 0.0, GEOM_TOL); /* the sphere's lowest point, body coords */
+    ck_assert_int_eq(c[0].art_b, -1);
+    /* 5 cm above: nothing within the 1 mm margin */
+    place(m, d, fb_v3_make(0.0, 0.25, 0.0), fb_quat_identity());
+    ck_assert_int_eq(plane_contacts(m, d, fb_ground_plane(), c), 0);
+    /* a 30 degree slope through the origin: the contact normal is the slope's */
+    const double th = FB_PI / 6.0;
+    const fb_plane slope = {{-sin(th), cos(th), 0.0}, 0.0};
+    place(m, d, fb_v3_scale(slope.n, 0.195), fb_quat_identity());
+    ck_assert_int_eq(plane_contacts(m, d, slope, c), 1);
+    fb_ck_near(c[0].depth, 0.005, 0.0, GEOM_TOL);
+    ck_assert(fb_v3_norm(fb_v3_sub(c[0].n, slope.n)) < GEOM_TOL);
+    fb_data_destroy(d);
+    fb_model_destroy(m);
+}
+END_TEST
+
+START_TEST(capsule_lying_and_standing) {
+    fb_error err;
+    fb_model* m = one_shape(capsule(0.05, fb_v3_make(-0.2, 0, 0), fb_v3_make(0.2, 0, 0)), &err);
+    fb_data* d = ck_data(m);
+    fb_contact c[NCAP];
+    /* lying along x, touching: both ends */
+    place(m, d, fb_v3_make(0.0, 0.05, 0.0), fb_quat_identity());
+    ck_assert_int_eq(plane_contacts(m, d, fb_ground_plane(), c), 2);
+    ck_assert(c[0].id != c[1].id);
+    fb_ck_near(fabs(c[0].p_a.x - c[1].p_a.x), 0.4, 0.0, GEOM_TOL);
+    /* standing on one end (rotated 90 degrees about z) */
+    place(m, d, fb_v3_make(0.0, 0.25, 0.0),
+          fb_quat_from_axis_angle(fb_v3_make(0, 0, 1), FB_PI / 2.0));
+    ck_assert_int_eq(plane_contacts(m, d, fb_ground_plane(), c), 1);
+    fb_ck_near(c[0].depth, 0.0, 0.0, GEOM_TOL);
+    fb_data_destroy(d);
+    fb_model_destroy(m);
+}
+END_TEST
+
+START_TEST(box_on_face_edge_and_corner) {
+    fb_error err;
+    fb_model* m = one_shape(box(fb_v3_make(0.4, 0.2, 0.3)), &err);
+    fb_data* d = ck_data(m);
+    fb_contact c[NCAP];
+    /* flat on its 0.4 x 0.3 face: the four corners (Gao's pitfall: not one point) */
+    place(m, d, fb_v3_make(0.0, 0.1 - 0.002, 0.0), fb_quat_identity());
+    ck_assert_int_eq(plane_contacts(m, d, fb_ground_plane(), c), 4);
+    for (int k = 0; k < 4; k++) {
+        fb_ck_near(c[k].depth, 0.002, 0.0, GEOM_TOL);
+        fb_ck_near(fabs(c[k].p_a.x), 0.2, 0.0, GEOM_TOL);
+        fb_ck_near(fabs(c[k].p_a.z), 0.15, 0.0, GEOM_TOL);
+    }
+    /* on an edge: turned about x until the diagonal of the y-z face stands vertical, the lowest
+     * edge runs along x: two corners */
+    const double half_diag = sqrt(0.1 * 0.1 + 0.15 * 0.15);
+    place(m, d, fb_v3_make(0.0, half_diag, 0.0),
+          fb_quat_from_axis_angle(fb_v3_make(1, 0, 0), atan2(0.15, 0.1)));
+    const int on_edge = plane_contacts(m, d, fb_ground_plane(), c);
+    ck_assert_int_eq(on_edge, 2);
+    /* on a corner: a generic rotation, raised so the lowest corner just touches */
+    const fb_quat q = fb_quat_from_axis_angle(fb_v3_scale(fb_v3_make(1, 1, 0.3), 1 / sqrt(2.09)),
+                                              0.7);
+    place(m, d, fb_v3_zero(), q);
+    double lowest = INFINITY;
+    for (int k = 0; k < 8; k++) {
+        const fb_v3 corner = {(k & 1 ? 0.2 : -0.2), (k & 2 ? 0.1 : -0.1), (k & 4 ? 0.15 : -0.15)};
+        lowest = fmin(lowest, fb_point_pos(m, d, 1, corner).y);
+    }
+    place(m, d, fb_v3_make(0.0, -lowest, 0.0), q);
+    ck_assert_int_eq(plane_contacts(m, d, fb_ground_plane(), c), 1);
+    fb_ck_near(c[0].depth, 0.0, 0.0, GEOM_TOL);
+    fb_data_destroy(d);
+    fb_model_destroy(m);
+}
+END_TEST
+
+/* A ball (articulation 1) of radius 0.1 at `at` against the shape of articulation 0 at the
+ * origin; returns the contact count and fills c. */
+static int ball_against(fb_shape sh, fb_quat q, fb_v3 at, fb_contact* c) {
+    fb_error err;
+    fb_model* ma = one_shape(sh, &err);
+    fb_model* mb = one_shape(sphere(0.1), &err);
+    fb_data* da = ck_data(ma);
+    fb_data* db = ck_data(mb);
+    place(ma, da, fb_v3_zero(), q);
+    place(mb, db, at, fb_quat_identity());
+    int n = 0;
+    ck_assert_int_eq(fb_collide_spheres(ma, da, 0, mb, db, 1, 1e-3, c, &n, NCAP, &err), FB_OK);
+    for (int k = 0; k < n; k++) {
+        /* the two points, moved to the world, are depth apart along the normal */
+        const fb_v3 pa = fb_point_pos(ma, da, c[k].body_a, c[k].p_a);
+        const fb_v3 pb = fb_point_pos(mb, db, c[k].body_b, c[k].p_b);
+        fb_ck_near(fb_v3_dot(fb_v3_sub(pb, pa), c[k].n), c[k].depth, 0.0, 1e-12);
+        fb_ck_near(fb_v3_norm(c[k].n), 1.0, 0.0, 1e-12);
+    }
+    fb_data_destroy(da);
+    fb_data_destroy(db);
+    fb_model_destroy(ma);
+    fb_model_destroy(mb);
+    return n;
+}
+
+START_TEST(ball_against_sphere_capsule_and_box) {
+    fb_contact c[NCAP];
+    /* two spheres of radius 0.2 and 0.1, centres 0.28 apart along (3,4,0)/5: 2 cm deep */
+    const fb_v3 u = {0.6, 0.8, 0.0};
+    ck_assert_int_eq(ball_against(sphere(0.2), fb_quat_identity(), fb_v3_scale(u, 0.28), c), 1);
+    fb_ck_near(c[0].depth, 0.02, 0.0, GEOM_TOL);
+    ck_assert(fb_v3_norm(fb_v3_add(c[0].n, u)) < GEOM_TOL); /* from the ball to the sphere */
+    /* capsule along x: beside its middle, and beyond its end */
+    const fb_shape cap = capsule(0.05, fb_v3_make(-0.3, 0, 0), fb_v3_make(0.3, 0, 0));
+    ck_assert_int_eq(ball_against(cap, fb_quat_identity(), fb_v3_make(0.1, 0.14, 0.0), c), 1);
+    fb_ck_near(c[0].depth, 0.01, 0.0, GEOM_TOL);
+    fb_ck_near(c[0].n.y, -1.0, 0.0, GEOM_TOL);
+    ck_assert_int_eq(ball_against(cap, fb_quat_identity(), fb_v3_make(0.44, 0.0, 0.0), c), 1);
+    fb_ck_near(c[0].depth, 0.01, 0.0, GEOM_TOL);
+    fb_ck_near(c[0].n.x, -1.0, 0.0, GEOM_TOL);
+    /* box 0.4 x 0.2 x 0.3: against a face, an edge, and with the centre inside */
+    const fb_shape bx = box(fb_v3_make(0.4, 0.2, 0.3));
+    ck_assert_int_eq(ball_against(bx, fb_quat_identity(), fb_v3_make(0.05, 0.19, 0.0), c), 1);
+    fb_ck_near(c[0].depth, 0.01, 0.0, GEOM_TOL);
+    fb_ck_near(c[0].n.y, -1.0, 0.0, GEOM_TOL);
+    const double e = 0.09 / sqrt(2.0); /* 0.09 from the edge (x = 0.2, y = 0.1) */
+    ck_assert_int_eq(ball_against(bx, fb_quat_identity(), fb_v3_make(0.2 + e, 0.1 + e, 0.0), c),
+                     1);
+    fb_ck_near(c[0].depth, 0.01, 0.0, GEOM_TOL);
+    fb_ck_near(c[0].n.x, -1.0 / sqrt(2.0), 0.0, GEOM_TOL);
+    ck_assert_int_eq(ball_against(bx, fb_quat_identity(), fb_v3_make(0.0, 0.07, 0.0), c), 1);
+    fb_ck_near(c[0].depth, 0.13, 0.0, GEOM_TOL); /* 0.03 to the top face, plus the radius */
+    fb_ck_near(c[0].n.y, -1.0, 0.0, GEOM_TOL);
+    /* apart */
+    ck_assert_int_eq(ball_against(bx, fb_quat_identity(), fb_v3_make(0.0, 0.3, 0.0), c), 0);
+}
+END_TEST
+
+START_TEST(ids_are_stable_and_capacity_is_reported) {
+    fb_error err;
+    fb_model* m = one_shape(box(fb_v3_make(0.4, 0.2, 0.3)), &err);
+    fb_data* d = ck_data(m);
+    fb_contact a[NCAP], b[NCAP];
+    place(m, d, fb_v3_make(0.0, 0.099, 0.0), fb_quat_identity());
+    const int na = plane_contacts(m, d, fb_ground_plane(), a);
+    place(m, d, fb_v3_make(0.01, 0.0995, -0.01),
+          fb_quat_from_axis_angle(fb_v3_make(0, 1, 0), 0.05));
+    const int nb = plane_contacts(m, d, fb_ground_plane(), b);
+    ck_assert_int_eq(na, 4);
+    ck_assert_int_eq(nb, 4);
+    for (int k = 0; k < 4; k++) {
+        ck_assert(a[k].id == b[k].id); /* the same corners, the same ids */
+    }
+    int n = 0;
+    ck_assert_int_eq(fb_collide_plane(m, d, 0, fb_ground_plane(), 1e-3, a, &n, 2, &err),
+                     FB_ECAPACITY);
+    ck_assert_ptr_nonnull(strstr(err.msg, "need room for 4"));
+    fb_data_destroy(d);
+    fb_model_destroy(m);
+}
+END_TEST
+
+START_TEST(contact_rows_hold_the_weight) {
+    /* a box resting flat: its four corner contacts with friction hold exactly m g, and with a
+     * sideways push below mu m g it does not slide */
+    fb_error err;
+    fb_model* m = one_shape(box(fb_v3_make(0.4, 0.2, 0.3)), &err);
+    fb_data* d = ck_data(m);
+    place(m, d, fb_v3_make(0.0, 0.1, 0.0), fb_quat_identity());
+    d->f_ext[1] = (fb_fv){{0, 0, 0}, {0.5 * 0.8 * m->I[1].m * 9.81, 0, 0}};
+    ck_assert_int_eq(fb_aba(m, d, &err), FB_OK);
+    fb_contact c[NCAP];
+    const int n = plane_contacts(m, d, fb_ground_plane(), c);
+    const fb_model* ms[1] = {m};
+    fb_data* ds[1] = {d};
+    fb_csys* cs = fb_csys_create(1, ms, ds, 3 * NCAP, NULL, &err);
+    ck_assert_int_eq(fb_contact_rows(cs, c, n, 0.8, NULL, &err), FB_OK);
+    ck_assert_int_eq(cs->nrow, 12);
+    ck_assert_int_eq(fb_csys_build(cs, &err), FB_OK);
+    fb_pgs_opts o = fb_default_pgs_opts();
+    o.max_iter = 5000;
+    fb_csys_solve(cs, &o);
+    double normal = 0.0;
+    for (int k = 0; k < cs->nrow; k += 3) {
+        normal += cs->lambda[k];
+    }
+    fb_ck_near(normal, m->I[1].m * 9.81, 1e-6, 0.0);
+    fb_csys_apply(cs);
+    double qdd = 0.0;
+    for (int k = 0; k < 6; k++) {
+        qdd = fmax(qdd, fabs(d->qdd[k]));
+    }
+    ck_assert_msg(qdd < 1e-6, "the box accelerates at %g", qdd);
+    fb_csys_destroy(cs);
+    fb_data_destroy(d);
+    fb_model_destroy(m);
+}
+END_TEST
+
+static Suite* collision_suite(void) {
+    Suite* s = suite_create("collision");
+    TCase* tc = tcase_create("collision");
+    tcase_add_test(tc, sphere_on_flat_and_sloped_planes);
+    tcase_add_test(tc, capsule_lying_and_standing);
+    tcase_add_test(tc, box_on_face_edge_and_corner);
+    tcase_add_test(tc, ball_against_sphere_capsule_and_box);
+    tcase_add_test(tc, ids_are_stable_and_capacity_is_reported);
+    tcase_add_test(tc, contact_rows_hold_the_weight);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) {
+    return ck_run_suite(collision_suite());
+}

@@ -97,6 +97,7 @@ typedef struct fb_csys {
     double* prev_lambda;
     int nprev;
     fb_allocator alloc;
+    void* block; /* the single allocation all arrays point into */
 } fb_csys;
 
 /* A system over `nart` articulations (model and data each) holding up to max_rows rows. */

@@ -71,6 +71,7 @@ fb_csys* fb_csys_create(int nart, const fb_model* const* m, fb_data* const* d, i
     }
     memset(block, 0, size);
     layout(cs, block, max_rows, cs->nv_total);
+    cs->block = block;
     fb_ok(err);
     return cs;
 }
@@ -80,7 +81,7 @@ void fb_csys_destroy(fb_csys* cs) {
         return;
     }
     const fb_allocator a = cs->alloc;
-    fb_free(&a, cs->row); /* the block starts with the rows */
+    fb_free(&a, cs->block);
     fb_free(&a, cs);
 }
 

@@ -51,7 +51,11 @@ fb_v3 scene_rng_unit(scene_rng* r) {
 
 /* ---- building ------------------------------------------------------------------------- */
 
-fb_model* scene_build(int n, scene_body_fn make, void* ctx, fb_error* err) {
+/* Shape of body k (returns false for none). */
+typedef bool (*scene_shape_fn)(int k, fb_shape* shape, void* ctx);
+
+static fb_model* build_with_shapes(int n, scene_body_fn make, scene_shape_fn shape, void* ctx,
+                                   fb_error* err) {
     fb_model* m = fb_model_create(n, NULL, err);
     if (!m) {
         return NULL;
@@ -61,7 +65,14 @@ fb_model* scene_build(int n, scene_body_fn make, void* ctx, fb_error* err) {
         fb_body_def def = fb_default_body_def();
         def.name = name;
         make(k, &def, name, ctx);
-        if (fb_model_add_body(m, &def, NULL, err) != FB_OK) {
+        int id = 0;
+        fb_status s = fb_model_add_body(m, &def, &id, err);
+        fb_shape sh;
+        if (s == FB_OK && shape && shape(k, &sh, ctx)) {
+            sh.body = id;
+            s = fb_model_add_shape(m, &sh, err);
+        }
+        if (s != FB_OK) {
             fb_model_destroy(m);
             return NULL;
         }
@@ -71,6 +82,10 @@ fb_model* scene_build(int n, scene_body_fn make, void* ctx, fb_error* err) {
         return NULL;
     }
     return m;
+}
+
+fb_model* scene_build(int n, scene_body_fn make, void* ctx, fb_error* err) {
+    return build_with_shapes(n, make, NULL, ctx, err);
 }
 
 /* ---- Bender's trees -------------------------------------------------------------------- */
@@ -193,8 +208,22 @@ static void humanoid_body(int k, fb_body_def* def, char* name, void* ctx) {
     def->inertia = fb_rbi_capsule(SCENE_HUMANOID_DENSITY, p->radius, p0, p1);
 }
 
+/* The capsule of body k, the same one its inertia came from. */
+static bool humanoid_shape(int k, fb_shape* sh, void* ctx) {
+    (void)ctx;
+    const humanoid_part* p = &HUMANOID[k - 1];
+    memset(sh, 0, sizeof *sh);
+    sh->type = FB_SHAPE_CAPSULE;
+    sh->radius = p->radius;
+    sh->p0 = p->parent ? fb_v3_zero() : p->offset;
+    sh->p1 = fb_v3_axpy(sh->p0, p->length, p->dir);
+    sh->R = fb_m3_identity();
+    return true;
+}
+
 fb_model* scene_humanoid(fb_error* err) {
-    return scene_build((int)(sizeof HUMANOID / sizeof HUMANOID[0]), humanoid_body, NULL, err);
+    return build_with_shapes((int)(sizeof HUMANOID / sizeof HUMANOID[0]), humanoid_body,
+                             humanoid_shape, NULL, err);
 }
 
 void scene_humanoid_standing(const fb_model* m, double* q) {

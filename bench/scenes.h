@@ -40,7 +40,8 @@ fb_model* scene_build(int n, scene_body_fn make, void* ctx, fb_error* err);
 fb_model* scene_bender_tree(int depth, fb_error* err);
 
 /* The 22-body, 57-DOF capsule humanoid (70.9 kg, 1.75 m), standing at the neutral
- * configuration with its pelvis at SCENE_HUMANOID_PELVIS_HEIGHT. */
+ * configuration with its pelvis at SCENE_HUMANOID_PELVIS_HEIGHT; each body carries the capsule
+ * its inertia was computed from (collision shapes). */
 fb_model* scene_humanoid(fb_error* err);
 
 /* Pelvis height (m) of the standing humanoid: feet and toes touch y = 0. */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "math/dense.h"
 #include "math/quat.h"
 #include "math/spatial.h"
 #include "support.h"
@@ -45,6 +46,59 @@ START_TEST(aba_matches_crba_and_rnea_inverts_aba) {
     }
     for (int t = 0; t < 5; t++) {
         ck_assert_msg(joint_types_seen[t] > 0, "joint type %d never drawn", t);
+    }
+}
+END_TEST
+
+/* Joint damping: explicit (RNEA and CRBA include it through C = ... + B qd, so the cross-checks
+ * above hold) and implicit over a step dt (ABA then solves (M + dt B) qdd = tau - C). */
+START_TEST(joint_damping_explicit_and_implicit) {
+    for (uint64_t seed = 1; seed <= 40; seed++) {
+        fb_error err;
+        fb_model* m = ck_model(scene_random_tree(seed * 31u, 30, &err), &err);
+        scene_rng r = scene_rng_make(seed);
+        for (int i = 1; i < m->nbody; i++) {
+            if (m->jtype[i] != FB_JOINT_FLOATING && m->jtype[i] != FB_JOINT_FIXED) {
+                ck_assert_int_eq(fb_model_set_damping(m, i, scene_rng_uniform(&r, 0.0, 5.0), &err),
+                                 FB_OK);
+            }
+        }
+        fb_data* d = ck_data(m);
+        scene_check c;
+        ck_assert_int_eq(scene_check_dynamics(m, d, &r, 2, &c, &err), FB_OK);
+        ck_assert_msg(c.aba_vs_crba < XCHECK_TOL && c.rnea_after_aba < XCHECK_TOL,
+                      "seed %llu: explicit damping: ABA vs CRBA %g, RNEA(ABA) %g",
+                      (unsigned long long)seed, c.aba_vs_crba, c.rnea_after_aba);
+        const int nv = m->nv;
+        if (nv == 0) {
+            fb_data_destroy(d);
+            fb_model_destroy(m);
+            continue;
+        }
+        scene_random_state(m, d, &r, 2.0, 5.0);
+        const double dt = 0.01;
+        double* C = malloc((size_t)nv * sizeof(double));
+        double* rhs = malloc((size_t)nv * sizeof(double));
+        double* A = malloc((size_t)nv * (size_t)nv * sizeof(double));
+        fb_bias(m, d, C);
+        fb_crba(m, d);
+        memcpy(A, d->M, (size_t)nv * (size_t)nv * sizeof(double));
+        for (int k = 0; k < nv; k++) {
+            A[k * nv + k] += dt * m->damping[m->dof_body[k]];
+            rhs[k] = d->tau[k] - C[k];
+        }
+        ck_assert(fb_chol_factor(A, nv));
+        fb_chol_solve(A, nv, rhs);
+        d->damping_dt = dt;
+        ck_assert_int_eq(fb_aba(m, d, &err), FB_OK);
+        const double e = ck_rel_diff(d->qdd, rhs, nv, 1.0);
+        ck_assert_msg(e < XCHECK_TOL, "seed %llu: implicit damping: ABA vs (M + dt B) solve %g",
+                      (unsigned long long)seed, e);
+        free(C);
+        free(rhs);
+        free(A);
+        fb_data_destroy(d);
+        fb_model_destroy(m);
     }
 }
 END_TEST
@@ -295,6 +349,7 @@ static Suite* dynamics_suite(void) {
     TCase* tc = tcase_create("dynamics");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, aba_matches_crba_and_rnea_inverts_aba);
+    tcase_add_test(tc, joint_damping_explicit_and_implicit);
     tcase_add_test(tc, benchmark_models_pass_the_cross_checks);
     tcase_add_test(tc, phase2_reuses_phase1_for_new_forces);
     tcase_add_test(tc, point_jacobian_matches_finite_differences);

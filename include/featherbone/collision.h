@@ -56,7 +56,8 @@ FB_API fb_status fb_collide_spheres(const fb_model* ma, const fb_data* da, int a
 
 /* Adds a normal row (unilateral) and two friction rows (bounded by mu times the normal force,
  * along two tangents) per contact, aiming at normal acceleration `normal_target[k]` (NULL =
- * 0). Row ids derive from the contact ids. */
+ * 0). Between two articulations both sides act at the midpoint of the contact points. Row ids
+ * derive from the contact ids. Needs FB_STAGE_POS in the articulations. */
 FB_API fb_status fb_contact_rows(fb_csys* cs, const fb_contact* c, int n, double mu,
                                  const double* normal_target, fb_error* err);
 

@@ -36,11 +36,18 @@ FB_API void fb_accel_delta_force(const fb_model* m, fb_data* d, int body, fb_fv 
 /* dqdd (nv) = M^-1 e_k: the response to a unit generalised force on dof k; d->da as above. */
 FB_API void fb_accel_delta_dof(const fb_model* m, fb_data* d, int dof, double* dqdd);
 
+/* dqdd (nv) = M^-1 tau with tau zero except w.x, w.y, w.z on the first (up to three) dofs of
+ * body i's joint: a torque along an axis of a spherical joint, for instance. */
+FB_API void fb_accel_delta_joint(const fb_model* m, fb_data* d, int body, fb_v3 w,
+                                 double* dqdd);
+
 /* ---- rows and the constraint system ------------------------------------------------------ */
 
 typedef enum fb_row_type {
     FB_ROW_DOF = 0,  /* the acceleration of one dof of articulation `art` */
-    FB_ROW_POINT = 1 /* n . (acceleration of point p on body) [minus that of p_b on body_b] */
+    FB_ROW_POINT = 1, /* n . (acceleration of point p on body) [minus that of p_b on body_b] */
+    FB_ROW_JOINT = 2  /* n . (accelerations of the first three dofs of body's joint): n.x alone
+                         for a hinge, an axis in child coordinates for a spherical joint */
 } fb_row_type;
 
 /* Most articulations one constraint system spans (a character and its balls). */
@@ -50,13 +57,14 @@ typedef struct fb_row {
     fb_row_type type;
     int art;         /* articulation of the dof, or of the point */
     int dof;         /* FB_ROW_DOF */
-    int body;        /* FB_ROW_POINT: the body ... */
+    int body;        /* FB_ROW_POINT: the body ...; FB_ROW_JOINT: the joint's body */
     fb_v3 p;         /* ... and the point on it, body coordinates (m) */
     int art_b;       /* FB_ROW_POINT: -1, or the articulation of a second point whose
                         acceleration is subtracted (it must differ from art) */
     int body_b;      /* the second point's body ... */
     fb_v3 p_b;       /* ... and the point, body coordinates */
-    fb_v3 n;         /* FB_ROW_POINT: unit direction, world coordinates */
+    fb_v3 n;         /* FB_ROW_POINT: unit direction, world coordinates; FB_ROW_JOINT: unit
+                        weights of the joint's dofs (components past its dof count zero) */
     double lo, hi;   /* bounds of the multiplier (N or N m); -INFINITY / INFINITY allowed */
     int friction_of; /* -1, or the index of the normal row that bounds this one by mu */
     double mu;       /* friction coefficient for friction rows */
@@ -115,6 +123,14 @@ FB_API fb_status fb_csys_add_row(fb_csys* cs, const fb_row* row, fb_error* err);
  * and forces (FB_STAGE_ABA1 | FB_STAGE_ACC). Allocation-free. */
 FB_API fb_status fb_csys_build(fb_csys* cs, fb_error* err);
 
+/* Rebuilds a0 only, after the velocities changed and ABA ran again at the same positions (K
+ * and the responses depend on the positions alone). */
+FB_API fb_status fb_csys_build_a0(fb_csys* cs, fb_error* err);
+
+/* Each row's current velocity (J qd: the quantity whose rate the row constrains) into v
+ * (nrow). Needs FB_STAGE_VEL in every articulation. */
+FB_API void fb_csys_row_velocity(const fb_csys* cs, double* v);
+
 /* Projected Gauss-Seidel on the mixed LCP: find lambda in [lo, hi] (friction rows in
  * [-mu lambda_n, mu lambda_n]) with w = K lambda + a0 - target such that w >= 0 where lambda is
  * at lo, w <= 0 where at hi, w = 0 between [Kokkevis §6, Cline §2.7]. Sets lambda,
@@ -123,6 +139,16 @@ FB_API void fb_csys_solve(fb_csys* cs, const fb_pgs_opts* opts);
 
 /* Adds sum_c lambda_c dqdd_c to every articulation's d->qdd. */
 FB_API void fb_csys_apply(fb_csys* cs);
+
+/* Impacts [Kokkevis §5]: the same LCP at the velocity level. Finds impulses lambda in the rows'
+ * bounds (friction rows within mu times their normal impulse) such that the rows' velocities
+ * after the impulse, v + K lambda, reach v_target where lambda is strictly inside its bounds
+ * and exceed it where lambda is at lo (K maps impulses to velocity changes just as it maps
+ * forces to accelerations). A row whose v_target is -INFINITY gets no impulse. Then adds
+ * sum_c lambda_c dqdd_c to every d->qd. Multipliers of previous force solves stay for warm
+ * starting; sets iterations and residual. Allocation-free. */
+FB_API void fb_csys_impulse(fb_csys* cs, const double* v, const double* v_target,
+                            const fb_pgs_opts* opts);
 
 #ifdef __cplusplus
 }

@@ -29,6 +29,10 @@ enum {
 typedef struct fb_data {
     /* state: written by the caller and the integrator */
     double time; /* s */
+    double damping_dt; /* > 0: joint damping acts implicitly over a step of this length
+                          (ABA solves with M + dt B, B the damping): stable for any damping.
+                          0: explicit. Keep it unchanged between phase 1 and the calls that
+                          reuse it. The world sets it for the length of each substep. */
     double* q;   /* (nq) generalised positions */
     double* qd;  /* (nv) generalised velocities */
 

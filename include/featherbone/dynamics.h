@@ -80,7 +80,8 @@ FB_API fb_status fb_aba(const fb_model* m, fb_data* d, fb_error* err);
 
 /* ---- inverse dynamics [RBDA T5.1] and the mass matrix [RBDA T6.2] ------------------- */
 
-/* tau = M(q) qdd + C(q, qd) with d->f_ext applied (qdd NULL means zero). Computes kinematics
+/* tau = M(q) qdd + C(q, qd) with d->f_ext applied (qdd NULL means zero); C includes the joints'
+ * passive damping B qd, as ABA does (explicitly, with d->damping_dt = 0). Computes kinematics
  * and writes d->a, d->f. tau (nv) must not alias d's arrays. */
 FB_API void fb_rnea(const fb_model* m, fb_data* d, const double* qdd, double* tau);
 

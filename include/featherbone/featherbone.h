@@ -10,6 +10,7 @@
 #include "data.h"
 #include "dynamics.h"
 #include "collision.h"
+#include "world.h"
 #include "constraint.h"
 #include "mocap.h"
 #include "model.h"

@@ -62,6 +62,17 @@ typedef struct fb_shape {
     fb_m3 R;       /* box: its axes as columns, in body coordinates */
 } fb_shape;
 
+/* A joint's range of motion [Kokkevis §8.2]. Revolute and prismatic joints: lo <= q <= hi.
+ * Spherical joints: the child's rotation q is split into a twist about `twist_axis` (child
+ * coordinates; the same in the joint frame at rest) and a swing of that axis; the swing angle
+ * stays <= `swing` and the twist angle within [lo, hi]. Floating and fixed joints have none. */
+typedef struct fb_joint_limit {
+    bool on;
+    double lo, hi;    /* rad or m; spherical: twist range (rad), within [-pi, pi] */
+    double swing;     /* spherical: cone half-angle (rad), in (0, pi] */
+    fb_v3 twist_axis; /* spherical: unit axis, child coordinates */
+} fb_joint_limit;
+
 /* Everything needed to add one body. Start from fb_default_body_def(). */
 typedef struct fb_body_def {
     const char* name;    /* unique, non-empty, shorter than FB_NAME_MAX */
@@ -70,6 +81,9 @@ typedef struct fb_body_def {
     fb_v3 axis;          /* unit axis in the joint frame (REVOLUTE, PRISMATIC only) */
     fb_xf X_tree;        /* parent body frame -> joint frame [RBDA §4.2, X_T] */
     fb_rbi inertia;      /* body inertia in body coordinates; m > 0 unless FIXED */
+    fb_joint_limit limit; /* range of motion; off by default */
+    double damping;       /* passive joint damping b >= 0 (N m s/rad, N s/m): the joint feels
+                             -b qd on each of its dofs (floating joints: none); default 0 */
 } fb_body_def;
 
 /* A def with parent 0, a FIXED joint, identity X_tree, axis (0,0,1) and zero inertia. */
@@ -93,6 +107,8 @@ typedef struct fb_model {
     bool* X_tree_rot;      /* (nbody) X_tree[i].E is not the identity (else a pure shift,
                               which lets kinematics skip a 3x3 product) */
     fb_rbi* I;             /* (nbody) body inertia in body coordinates */
+    fb_joint_limit* limit; /* (nbody) joint range of motion (limit[i].on) */
+    double* damping;       /* (nbody) passive joint damping b: ABA adds -b qd to tau */
     char (*name)[FB_NAME_MAX]; /* (nbody) body names; world is "world" */
     fb_mv* S;              /* (nv) motion subspace column of each dof, child coordinates */
     int* dof_body;         /* (nv) body owning each dof */
@@ -131,6 +147,15 @@ FB_API fb_status fb_model_add_shape(fb_model* m, const fb_shape* shape, fb_error
 /* Computes coordinate addresses and motion subspaces and checks the whole model. After it
  * succeeds the model is constant and can be shared read-only by any number of fb_data. */
 FB_API fb_status fb_model_finalize(fb_model* m, fb_error* err);
+
+/* Sets (or with lim->on false, removes) body i's joint limit; allowed before finalize only.
+ * FB_EINVAL for a joint type without limits or a bad range (the message names the field). */
+FB_API fb_status fb_model_set_limit(fb_model* m, int body, const fb_joint_limit* lim,
+                                    fb_error* err);
+
+/* Sets body i's passive joint damping (any time: it changes no structure). FB_EINVAL for a
+ * negative or non-finite value or a floating joint. */
+FB_API fb_status fb_model_set_damping(fb_model* m, int body, double damping, fb_error* err);
 
 /* Body index by name, or -1. */
 FB_API int fb_model_body_by_name(const fb_model* m, const char* name);

@@ -191,9 +191,18 @@ fb_status fb_contact_rows(fb_csys* cs, const fb_contact* c, int n, double mu,
         row.body = ct->body_a;
         row.p = ct->p_a;
         if (ct->art_b >= 0) {
+            /* both sides push at one world point, the middle of the two contact points, so
+             * the pair of forces has no moment (angular momentum is conserved exactly) */
+            const fb_data* da = cs->d[ct->art_a];
+            const fb_data* db = cs->d[ct->art_b];
+            const fb_v3 mid = fb_v3_scale(fb_v3_add(fb_point_pos(NULL, da, ct->body_a, ct->p_a),
+                                                    fb_point_pos(NULL, db, ct->body_b, ct->p_b)),
+                                          0.5);
+            const fb_xf Xa = da->X_0[ct->body_a], Xb = db->X_0[ct->body_b];
+            row.p = fb_m3_mv(Xa.E, fb_v3_sub(mid, Xa.r));
             row.art_b = ct->art_b;
             row.body_b = ct->body_b;
-            row.p_b = ct->p_b;
+            row.p_b = fb_m3_mv(Xb.E, fb_v3_sub(mid, Xb.r));
         }
         row.n = ct->n;
         row.target = normal_target ? normal_target[k] : 0.0;

@@ -55,3 +55,14 @@ void fb_accel_delta_dof(const fb_model* m, fb_data* d, int dof, double* dqdd) {
     backward_from(m, d, m->dof_body[dof], fb_fv_zero());
     forward_all(m, d, dqdd);
 }
+
+void fb_accel_delta_joint(const fb_model* m, fb_data* d, int body, fb_v3 w, double* dqdd) {
+    assert(d->stage & FB_STAGE_ABA1);
+    memset(d->du, 0, (size_t)m->nv * sizeof(double));
+    const double wk[3] = {w.x, w.y, w.z};
+    for (int k = 0; k < m->jnv[body] && k < 3; k++) {
+        d->du[m->v_adr[body] + k] = wk[k];
+    }
+    backward_from(m, d, body, fb_fv_zero());
+    forward_all(m, d, dqdd);
+}

@@ -119,8 +119,19 @@ fb_status fb_csys_add_row(fb_csys* cs, const fb_row* r, fb_error* err) {
         if (!fb_v3_is_finite(r->n) || fabs(fb_v3_norm(r->n) - 1.0) > ROW_UNIT_TOL) {
             return fb_fail(err, FB_EINVAL, "row %d: n: expected a unit vector", k);
         }
+    } else if (r->type == FB_ROW_JOINT) {
+        if (!body_ok(cs, r->art, r->body) || cs->m[r->art]->jnv[r->body] == 0) {
+            return fb_fail(err, FB_EINVAL, "row %d: body: expected a body with a moving joint", k);
+        }
+        const int nv = cs->m[r->art]->jnv[r->body];
+        if (!fb_v3_is_finite(r->n) || fabs(fb_v3_norm(r->n) - 1.0) > ROW_UNIT_TOL ||
+            (nv < 3 && r->n.z != 0.0) || (nv < 2 && r->n.y != 0.0)) {
+            return fb_fail(err, FB_EINVAL,
+                           "row %d: n: expected unit weights over the joint's %d dofs", k, nv);
+        }
     } else {
-        return fb_fail(err, FB_EINVAL, "row %d: type: expected FB_ROW_DOF or FB_ROW_POINT", k);
+        return fb_fail(err, FB_EINVAL,
+                       "row %d: type: expected FB_ROW_DOF, FB_ROW_POINT or FB_ROW_JOINT", k);
     }
     if (!(r->lo <= r->hi) || isnan(r->lo) || isnan(r->hi) || !isfinite(r->target)) {
         return fb_fail(err, FB_EINVAL, "row %d: expected lo <= hi and a finite target", k);
@@ -141,6 +152,17 @@ static double point_response(const fb_data* d, int body, fb_v3 p, fb_v3 n) {
     return fb_v3_dot(fb_m3_mv(d->X_0[body].E, n), fb_v3_add(da.v, fb_v3_cross(da.w, p)));
 }
 
+/* n . (the first three entries of x at body i's joint dofs): a joint row's value of x. */
+static double joint_dot(const fb_model* m, int body, fb_v3 n, const double* x) {
+    const double w[3] = {n.x, n.y, n.z};
+    const double* xi = x + m->v_adr[body];
+    double s = 0.0;
+    for (int k = 0; k < m->jnv[body] && k < 3; k++) {
+        s += w[k] * xi[k];
+    }
+    return s;
+}
+
 /* Adds to column c of K every row's response to the test force just applied to articulation
  * `art` (whose d->da and dqdd it left). */
 static void collect(fb_csys* cs, int art, int c, const double* dqdd) {
@@ -150,6 +172,8 @@ static void collect(fb_csys* cs, int art, int c, const double* dqdd) {
         double resp = 0.0;
         if (row->type == FB_ROW_DOF) {
             resp = (row->art == art) ? dqdd[row->dof] : 0.0;
+        } else if (row->type == FB_ROW_JOINT) {
+            resp = (row->art == art) ? joint_dot(cs->m[art], row->body, row->n, dqdd) : 0.0;
         } else {
             if (row->art == art) {
                 resp += point_response(d, row->body, row->p, row->n);
@@ -168,22 +192,31 @@ static fb_fv point_force(const fb_data* d, int body, fb_v3 p, fb_v3 n) {
     return (fb_fv){fb_v3_cross(pw, n), n};
 }
 
-fb_status fb_csys_build(fb_csys* cs, fb_error* err) {
-    const int nr = cs->nrow;
+/* FB_ESTATE unless every articulation has ABA phases 1 and 2 done. */
+static fb_status need_aba(const fb_csys* cs, const char* who, fb_error* err) {
     for (int k = 0; k < cs->nart; k++) {
         const unsigned need = FB_STAGE_ABA1 | FB_STAGE_ACC;
         if ((cs->d[k]->stage & need) != need) {
-            return fb_fail(err, FB_ESTATE,
-                           "fb_csys_build: articulation %d needs ABA phase 1 and 2 first", k);
+            return fb_fail(err, FB_ESTATE, "%s: articulation %d needs ABA phase 1 and 2 first",
+                           who, k);
         }
     }
-    /* accelerations with zero multipliers */
-    for (int r = 0; r < nr; r++) {
+    return FB_OK;
+}
+
+fb_status fb_csys_build_a0(fb_csys* cs, fb_error* err) {
+    const fb_status s = need_aba(cs, "fb_csys_build_a0", err);
+    if (s != FB_OK) {
+        return s;
+    }
+    for (int r = 0; r < cs->nrow; r++) {
         const fb_row* row = &cs->row[r];
         const fb_model* m = cs->m[row->art];
         const fb_data* d = cs->d[row->art];
         if (row->type == FB_ROW_DOF) {
             cs->a0[r] = d->qdd[row->dof];
+        } else if (row->type == FB_ROW_JOINT) {
+            cs->a0[r] = joint_dot(m, row->body, row->n, d->qdd);
         } else {
             double a = fb_v3_dot(row->n, fb_point_acc(m, d, row->body, row->p));
             if (row->art_b >= 0) {
@@ -193,6 +226,35 @@ fb_status fb_csys_build(fb_csys* cs, fb_error* err) {
             cs->a0[r] = a;
         }
     }
+    return fb_ok(err);
+}
+
+void fb_csys_row_velocity(const fb_csys* cs, double* v) {
+    for (int r = 0; r < cs->nrow; r++) {
+        const fb_row* row = &cs->row[r];
+        const fb_model* m = cs->m[row->art];
+        const fb_data* d = cs->d[row->art];
+        if (row->type == FB_ROW_DOF) {
+            v[r] = d->qd[row->dof];
+        } else if (row->type == FB_ROW_JOINT) {
+            v[r] = joint_dot(m, row->body, row->n, d->qd);
+        } else {
+            double x = fb_v3_dot(row->n, fb_point_vel(m, d, row->body, row->p));
+            if (row->art_b >= 0) {
+                x -= fb_v3_dot(row->n, fb_point_vel(cs->m[row->art_b], cs->d[row->art_b],
+                                                    row->body_b, row->p_b));
+            }
+            v[r] = x;
+        }
+    }
+}
+
+fb_status fb_csys_build(fb_csys* cs, fb_error* err) {
+    const fb_status s = fb_csys_build_a0(cs, err);
+    if (s != FB_OK) {
+        return s;
+    }
+    const int nr = cs->nrow;
     /* column by column: the test force of row c, in each articulation it touches */
     memset(cs->K, 0, (size_t)nr * (size_t)nr * sizeof(double));
     for (int c = 0; c < nr; c++) {
@@ -203,6 +265,8 @@ fb_status fb_csys_build(fb_csys* cs, fb_error* err) {
         double* qa = col + cs->v_off[a];
         if (row->type == FB_ROW_DOF) {
             fb_accel_delta_dof(cs->m[a], cs->d[a], row->dof, qa);
+        } else if (row->type == FB_ROW_JOINT) {
+            fb_accel_delta_joint(cs->m[a], cs->d[a], row->body, row->n, qa);
         } else {
             fb_accel_delta_force(cs->m[a], cs->d[a], row->body,
                                  point_force(cs->d[a], row->body, row->p, row->n), qa);
@@ -243,15 +307,36 @@ static void bounds(const fb_csys* cs, int r, double* lo, double* hi) {
     }
 }
 
-/* Largest violation of the LCP conditions (acceleration units). */
-static double lcp_residual(const fb_csys* cs) {
+/* The system one solve works on: w = K lambda + b - t, with rows whose target t is -inf
+ * (impulse solves only) held at zero. */
+typedef struct lcp_rhs {
+    const double* b; /* (nrow) value with zero multipliers: a0, or the current velocities */
+    const double* t; /* (nrow) targets, or NULL for each row's own target */
+} lcp_rhs;
+
+static double rhs_target(const fb_csys* cs, const lcp_rhs* q, int r) {
+    return q->t ? q->t[r] : cs->row[r].target;
+}
+
+/* w_r = (K lambda)_r + b_r - t_r. */
+static double row_w(const fb_csys* cs, const lcp_rhs* q, int r) {
+    const int nr = cs->nrow;
+    double w = q->b[r] - rhs_target(cs, q, r);
+    for (int c = 0; c < nr; c++) {
+        w += cs->K[r * nr + c] * cs->lambda[c];
+    }
+    return w;
+}
+
+/* Largest violation of the LCP conditions (units of b). */
+static double lcp_residual(const fb_csys* cs, const lcp_rhs* q) {
     const int nr = cs->nrow;
     double worst = 0.0;
     for (int r = 0; r < nr; r++) {
-        double w = cs->a0[r] - cs->row[r].target;
-        for (int c = 0; c < nr; c++) {
-            w += cs->K[r * nr + c] * cs->lambda[c];
+        if (isinf(rhs_target(cs, q, r))) {
+            continue;
         }
+        const double w = row_w(cs, q, r);
         double lo, hi;
         bounds(cs, r, &lo, &hi);
         const double l = cs->lambda[r];
@@ -270,37 +355,41 @@ static double lcp_residual(const fb_csys* cs) {
     return worst;
 }
 
-void fb_csys_solve(fb_csys* cs, const fb_pgs_opts* opts) {
-    const fb_pgs_opts o = opts ? *opts : fb_default_pgs_opts();
+/* Projected Gauss-Seidel sweeps from the multipliers already in cs->lambda. */
+static void pgs(fb_csys* cs, const lcp_rhs* q, const fb_pgs_opts* o) {
     const int nr = cs->nrow;
-    for (int r = 0; r < nr; r++) {
-        cs->lambda[r] = o.warm ? warm_value(cs, cs->row[r].id) : 0.0;
-    }
     int it = 0;
-    for (; it < o.max_iter; it++) {
+    for (; it < o->max_iter; it++) {
         double moved = 0.0;
         for (int r = 0; r < nr; r++) {
             const double Krr = cs->K[r * nr + r];
-            if (!(Krr > 0.0)) {
-                continue; /* a row no force can move: leave it */
+            if (!(Krr > 0.0) || isinf(rhs_target(cs, q, r))) {
+                continue; /* a row no force can move, or one left out of this solve */
             }
-            double w = cs->a0[r] - cs->row[r].target;
-            for (int c = 0; c < nr; c++) {
-                w += cs->K[r * nr + c] * cs->lambda[c];
-            }
+            const double w = row_w(cs, q, r);
             double lo, hi;
             bounds(cs, r, &lo, &hi);
             const double l = fmin(hi, fmax(lo, cs->lambda[r] - w / Krr));
             moved = fmax(moved, fabs(l - cs->lambda[r]));
             cs->lambda[r] = l;
         }
-        if (moved <= o.tol) {
+        if (moved <= o->tol) {
             it++;
             break;
         }
     }
     cs->iterations = it;
-    cs->residual = lcp_residual(cs);
+    cs->residual = lcp_residual(cs, q);
+}
+
+void fb_csys_solve(fb_csys* cs, const fb_pgs_opts* opts) {
+    const fb_pgs_opts o = opts ? *opts : fb_default_pgs_opts();
+    const int nr = cs->nrow;
+    for (int r = 0; r < nr; r++) {
+        cs->lambda[r] = o.warm ? warm_value(cs, cs->row[r].id) : 0.0;
+    }
+    const lcp_rhs q = {cs->a0, NULL};
+    pgs(cs, &q, &o);
     /* remember the multipliers by row identity for the next warm start */
     cs->nprev = 0;
     for (int r = 0; r < nr; r++) {
@@ -311,16 +400,33 @@ void fb_csys_solve(fb_csys* cs, const fb_pgs_opts* opts) {
     }
 }
 
-void fb_csys_apply(fb_csys* cs) {
+/* Adds sum_c lambda_c dqdd_c to x(k) of every articulation k (its qdd or its qd). */
+static void add_responses(fb_csys* cs, bool to_velocity) {
     for (int k = 0; k < cs->nart; k++) {
         const int nv = cs->m[k]->nv;
-        double* qdd = cs->d[k]->qdd;
+        double* x = to_velocity ? cs->d[k]->qd : cs->d[k]->qdd;
         for (int c = 0; c < cs->nrow; c++) {
             const double l = cs->lambda[c];
             const double* col = cs->dqdd + (size_t)c * (size_t)cs->nv_total + cs->v_off[k];
             for (int j = 0; l != 0.0 && j < nv; j++) {
-                qdd[j] += l * col[j];
+                x[j] += l * col[j];
             }
         }
+    }
+}
+
+void fb_csys_apply(fb_csys* cs) {
+    add_responses(cs, false);
+}
+
+void fb_csys_impulse(fb_csys* cs, const double* v, const double* v_target,
+                     const fb_pgs_opts* opts) {
+    const fb_pgs_opts o = opts ? *opts : fb_default_pgs_opts();
+    memset(cs->lambda, 0, (size_t)cs->nrow * sizeof(double));
+    const lcp_rhs q = {v, v_target};
+    pgs(cs, &q, &o);
+    add_responses(cs, true);
+    for (int k = 0; k < cs->nart; k++) {
+        cs->d[k]->stage &= ~(unsigned)(FB_STAGE_VEL | FB_STAGE_ABA1 | FB_STAGE_ACC);
     }
 }

@@ -22,9 +22,11 @@ static bool generic_joint_inertia(const fb_model* m, fb_data* d, int i) {
     for (int c = 0; c < n; c++) {
         d->U[k0 + c] = fb_abi_mv(&d->IA[i], m->S[k0 + c]);
     }
+    /* implicit damping: the joint's torque -b (qd + dt qdd) puts dt b on D's diagonal */
+    const double extra = d->damping_dt * m->damping[i];
     for (int r = 0; r < n; r++) {
         for (int c = 0; c < n; c++) {
-            D[r * n + c] = fb_mv_dot_fv(m->S[k0 + r], d->U[k0 + c]);
+            D[r * n + c] = fb_mv_dot_fv(m->S[k0 + r], d->U[k0 + c]) + (r == c ? extra : 0.0);
         }
     }
     if (n > 0 && !fb_spd_inverse(D, n, Dinv)) {
@@ -59,6 +61,9 @@ static bool joint_inertia(const fb_model* m, fb_data* d, int i) {
     const int k0 = m->v_adr[i];
     const fb_abi* IA = &d->IA[i];
     double* Dinv = d->D_inv + 36 * i;
+    if (m->damping[i] > 0.0 && d->damping_dt > 0.0) {
+        return generic_joint_inertia(m, d, i); /* D = S^T I^A S + dt b 1 */
+    }
     switch (m->jtype[i]) {
     case FB_JOINT_SPHERICAL: {
         for (int c = 0; c < 3; c++) {
@@ -112,6 +117,12 @@ fb_status fb_aba_phase1(const fb_model* m, fb_data* d, fb_error* err) {
     return fb_ok(err);
 }
 
+/* Whether body i's joint uses the ball-joint closed forms (D = A); with implicit damping its
+ * D carries dt b on the diagonal and the generic forms apply. */
+static inline bool ball_closed_form(const fb_model* m, const fb_data* d, int i) {
+    return m->jtype[i] == FB_JOINT_SPHERICAL && !(m->damping[i] > 0.0 && d->damping_dt > 0.0);
+}
+
 /* U D^-1 x for body i, where x has n_i entries. */
 static fb_fv U_Dinv_mul(const fb_model* m, const fb_data* d, int i, const double* x) {
     const int k0 = m->v_adr[i], n = m->jnv[i];
@@ -143,7 +154,7 @@ static inline fb_fv bias_up(const fb_model* m, const fb_data* d, int i, fb_fv pA
                             const fb_mv* c) {
     const int n = m->jnv[i];
     const fb_fv Ic = c ? fb_abi_mv(&d->IA[i], *c) : fb_fv_zero();
-    if (m->jtype[i] == FB_JOINT_SPHERICAL) {
+    if (ball_closed_form(m, d, i)) {
         const fb_v3 uu = {u[0], u[1], u[2]};
         const fb_v3 y = fb_m3_mv(Dinv3(d, i), fb_v3_sub(uu, Ic.n));
         return (fb_fv){fb_v3_add(pA.n, uu), fb_v3_add(fb_v3_add(pA.f, Ic.f),
@@ -161,7 +172,7 @@ static inline fb_fv bias_up(const fb_model* m, const fb_data* d, int i, fb_fv pA
 static inline fb_mv accel_down(const fb_model* m, const fb_data* d, int i, fb_mv a1,
                                const double* u, double* qdd) {
     const int k0 = m->v_adr[i], n = m->jnv[i];
-    if (m->jtype[i] == FB_JOINT_SPHERICAL) {
+    if (ball_closed_form(m, d, i)) {
         const fb_v3 t = fb_v3_sub(fb_v3_make(u[0], u[1], u[2]), fb_m3_mv(d->IA[i].B, a1.v));
         const fb_v3 w = fb_m3_mv(Dinv3(d, i), t);
         qdd[0] = w.x - a1.w.x;
@@ -210,8 +221,9 @@ void fb_aba_phase2(const fb_model* m, fb_data* d) {
     for (int i = m->nbody - 1; i >= 1; i--) {
         const int k0 = m->v_adr[i];
         fb_S_tr_mul(m, i, d->pA[i], d->u);
+        const double b = m->damping[i];
         for (int k = 0; k < m->jnv[i]; k++) {
-            d->u[k0 + k] = d->tau[k0 + k] - d->u[k0 + k];
+            d->u[k0 + k] = d->tau[k0 + k] - b * d->qd[k0 + k] - d->u[k0 + k];
         }
         const int p = m->parent[i];
         if (p != 0) {

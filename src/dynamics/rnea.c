@@ -24,6 +24,10 @@ void fb_rnea(const fb_model* m, fb_data* d, const double* qdd, double* tau) {
     /* leaves to root: joint forces, and each body's force handed on to its parent */
     for (int i = m->nbody - 1; i >= 1; i--) {
         fb_S_tr_mul(m, i, d->f[i], tau);
+        const double b = m->damping[i]; /* the passive damping the joint torque overcomes */
+        for (int k = m->v_adr[i]; b != 0.0 && k < m->v_adr[i] + m->jnv[i]; k++) {
+            tau[k] += b * d->qd[k];
+        }
         const int p = m->parent[i];
         if (p != 0) {
             d->f[p] = fb_fv_add(d->f[p], fb_xf_tr_fv(d->X_up[i], d->f[i]));

@@ -41,11 +41,22 @@ static void write_joint(FILE* f, const fb_model* m, int i, int depth) {
         fprintf(f, "<joint name=\"%s\" type=\"%s\" axis=\"", name,
                 m->jtype[i] == FB_JOINT_REVOLUTE ? "hinge" : "slide");
         v3(f, m->axis[i]);
+        if (m->limit[i].on) {
+            fprintf(f, "\" limited=\"true\" range=\"%.*g %.*g", MJCF_DIGITS, m->limit[i].lo,
+                    MJCF_DIGITS, m->limit[i].hi);
+        }
         fputs("\"/>\n", f);
         break;
     case FB_JOINT_SPHERICAL:
         indent(f, depth);
-        fprintf(f, "<joint name=\"%s\" type=\"ball\"/>\n", name);
+        fprintf(f, "<joint name=\"%s\" type=\"ball\"/>", name);
+        if (m->limit[i].on) {
+            /* MuJoCo's ball limit bounds the whole rotation angle, not swing and twist */
+            fprintf(f, "<!-- featherbone limit: swing %.*g, twist %.*g..%.*g rad -->",
+                    MJCF_DIGITS, m->limit[i].swing, MJCF_DIGITS, m->limit[i].lo, MJCF_DIGITS,
+                    m->limit[i].hi);
+        }
+        fputc('\n', f);
         break;
     case FB_JOINT_FLOATING:
         indent(f, depth);

@@ -69,6 +69,8 @@ static size_t layout_model(fb_model* m, char* base, int cap) {
     m->X_tree = fb_block_carve(base, &off, nb * sizeof(fb_xf));
     m->X_tree_rot = fb_block_carve(base, &off, nb * sizeof(bool));
     m->I = fb_block_carve(base, &off, nb * sizeof(fb_rbi));
+    m->limit = fb_block_carve(base, &off, nb * sizeof(fb_joint_limit));
+    m->damping = fb_block_carve(base, &off, nb * sizeof(double));
     m->name = fb_block_carve(base, &off, nb * FB_NAME_MAX);
     m->S = fb_block_carve(base, &off, nv_max * sizeof(fb_mv));
     m->dof_body = fb_block_carve(base, &off, nv_max * sizeof(int));
@@ -233,6 +235,81 @@ static fb_status check_inertia(const fb_rbi* I, const char* name, fb_error* err)
     return FB_OK;
 }
 
+/* A joint limit that fits the joint type: an ordered finite range, a unit twist axis and a
+ * swing cone in (0, pi] for spherical joints. Returns the limit to store (axis normalised). */
+static fb_status check_limit(fb_joint_type t, const fb_joint_limit* lim, const char* name,
+                             fb_joint_limit* out, fb_error* err) {
+    *out = *lim;
+    if (!lim->on) {
+        return FB_OK;
+    }
+    if (t != FB_JOINT_REVOLUTE && t != FB_JOINT_PRISMATIC && t != FB_JOINT_SPHERICAL) {
+        return fb_fail(err, FB_EINVAL, "body '%s': limit: a %s joint has no limits", name,
+                       fb_joint_type_name(t));
+    }
+    if (!isfinite(lim->lo) || !isfinite(lim->hi) || !(lim->lo <= lim->hi)) {
+        return fb_fail(err, FB_EINVAL, "body '%s': limit.lo/hi: expected finite lo <= hi", name);
+    }
+    if (t == FB_JOINT_SPHERICAL) {
+        const double n = fb_v3_norm(lim->twist_axis);
+        if (!fb_v3_is_finite(lim->twist_axis) || !(n > FB_AXIS_MIN_NORM)) {
+            return fb_fail(err, FB_EINVAL, "body '%s': limit.twist_axis: expected a non-zero "
+                           "vector", name);
+        }
+        if (!(lim->swing > 0.0 && lim->swing <= FB_PI)) {
+            return fb_fail(err, FB_EINVAL, "body '%s': limit.swing: expected (0, pi], found %g",
+                           name, lim->swing);
+        }
+        if (lim->lo < -FB_PI || lim->hi > FB_PI) {
+            return fb_fail(err, FB_EINVAL, "body '%s': limit.lo/hi: twist expected within "
+                           "[-pi, pi]", name);
+        }
+        out->twist_axis = fb_v3_scale(lim->twist_axis, 1.0 / n);
+    }
+    return FB_OK;
+}
+
+fb_status fb_model_set_limit(fb_model* m, int body, const fb_joint_limit* lim, fb_error* err) {
+    if (m->finalized) {
+        return fb_fail(err, FB_ESTATE, "fb_model_set_limit: model already finalized");
+    }
+    if (body < 1 || body >= m->nbody) {
+        return fb_fail(err, FB_EINVAL, "fb_model_set_limit: body: expected 1..%d, found %d",
+                       m->nbody - 1, body);
+    }
+    fb_joint_limit checked;
+    const fb_status s = check_limit(m->jtype[body], lim, m->name[body], &checked, err);
+    if (s != FB_OK) {
+        return s;
+    }
+    m->limit[body] = checked;
+    return fb_ok(err);
+}
+
+static fb_status check_damping(fb_joint_type t, double b, const char* name, fb_error* err) {
+    if (!(b >= 0.0) || !isfinite(b)) {
+        return fb_fail(err, FB_EINVAL, "body '%s': damping: expected >= 0, found %g", name, b);
+    }
+    if (b > 0.0 && (t == FB_JOINT_FLOATING || t == FB_JOINT_FIXED)) {
+        return fb_fail(err, FB_EINVAL, "body '%s': damping: a %s joint has none", name,
+                       fb_joint_type_name(t));
+    }
+    return FB_OK;
+}
+
+fb_status fb_model_set_damping(fb_model* m, int body, double damping, fb_error* err) {
+    if (body < 1 || body >= m->nbody) {
+        return fb_fail(err, FB_EINVAL, "fb_model_set_damping: body: expected 1..%d, found %d",
+                       m->nbody - 1, body);
+    }
+    const fb_status s = check_damping(m->jtype[body], damping, m->name[body], err);
+    if (s != FB_OK) {
+        return s;
+    }
+    m->damping[body] = damping;
+    return fb_ok(err);
+}
+
 fb_status fb_model_add_body(fb_model* m, const fb_body_def* def, int* id, fb_error* err) {
     if (m->finalized) {
         return fb_fail(err, FB_ESTATE, "fb_model_add_body: model already finalized");
@@ -275,7 +352,15 @@ fb_status fb_model_add_body(fb_model* m, const fb_body_def* def, int* id, fb_err
     if (!m3_is_rotation(def->X_tree.E)) {
         return fb_fail(err, FB_EINVAL, "body '%s': X_tree.E: expected a rotation matrix", name);
     }
-    const fb_status s = check_inertia(&def->inertia, name, err);
+    fb_status s = check_inertia(&def->inertia, name, err);
+    if (s != FB_OK) {
+        return s;
+    }
+    fb_joint_limit limit;
+    s = check_limit(def->joint, &def->limit, name, &limit, err);
+    if (s == FB_OK) {
+        s = check_damping(def->joint, def->damping, name, err);
+    }
     if (s != FB_OK) {
         return s;
     }
@@ -288,6 +373,8 @@ fb_status fb_model_add_body(fb_model* m, const fb_body_def* def, int* id, fb_err
     m->X_tree_rot[i] = memcmp(&def->X_tree.E, &(fb_m3){{{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}},
                               sizeof(fb_m3)) != 0;
     m->I[i] = def->inertia;
+    m->limit[i] = limit;
+    m->damping[i] = def->damping;
     strcpy(m->name[i], name);
     if (id) {
         *id = i;

@@ -1,0 +1,116 @@
+/* featherbone: a world of articulations that touch the ground and each other, stepped in time
+ * [Kokkevis §7]. See docs/CONSTRAINTS.md for the step and its tolerances.
+ *
+ * One step of length dt: ABA phase 1 and 2 with the caller's tau and f_ext; contact rows
+ * (normal and two friction rows per touching contact) and joint-limit rows; K and a0; impacts
+ * at the velocity level where a row approaches (restitution e, friction impulses); the force
+ * LCP with Baumgarte targets; semi-implicit Euler (qd += h qdd, then q moves with the new qd).
+ * A substep that makes a new contact deeper than pen_tol (or a new limit overshoot beyond
+ * limit_tol) is undone and retried at half the length. Everything is allocated by
+ * fb_world_create: stepping allocates nothing. */
+#ifndef FEATHERBONE_WORLD_H
+#define FEATHERBONE_WORLD_H
+
+#include "base.h"
+#include "collision.h"
+#include "constraint.h"
+#include "data.h"
+#include "model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct fb_world_opts {
+    double dt;                 /* s; default 1/480 */
+    bool ground;               /* a ground plane; default true */
+    fb_plane plane;            /* default y = 0 (a slope: any unit normal and offset) */
+    double ground_mu;          /* friction of the ground; default 1 */
+    double ground_restitution; /* default 0 */
+    double contact_margin;     /* m: shapes closer than this count as touching; default 1e-3 */
+    double limit_margin;       /* rad or m: same for joint limits; default 0.5 degree */
+    double erp;                /* Baumgarte: a penetration relaxes at rate erp/h per second,
+                                  critically damped; default 0.2 */
+    double pen_tol;            /* m: deepest new penetration a substep may make; default 1e-3 */
+    double limit_tol;          /* rad: largest new limit overshoot; default 0.25 degree */
+    int max_halvings;          /* shortest substep dt / 2^max_halvings; default 8 */
+    double impact_speed;       /* m/s, rad/s: rows approaching faster get an impulse; 1e-3 */
+    double bounce_speed;       /* m/s, rad/s: restitution applies only above this; 0.05 */
+    double max_speed;          /* m/s, rad/s: a joint faster than this is a blow-up; 1e3 */
+    int max_contacts;          /* default 256 */
+    fb_pgs_opts pgs;           /* default fb_default_pgs_opts() */
+} fb_world_opts;
+
+FB_API fb_world_opts fb_default_world_opts(void);
+
+typedef struct fb_world_stats {
+    int contacts;               /* touching contacts in the last substep */
+    int limits;                 /* active joint-limit rows in the last substep */
+    int rows;                   /* constraint rows in the last substep */
+    int iterations;             /* PGS sweeps of the last force solve */
+    double residual;            /* its LCP residual (m/s^2) */
+    double max_penetration;     /* m, deepest contact after the last step */
+    double max_limit_violation; /* rad or m, largest limit overshoot after the last step */
+    /* accumulated since creation or fb_world_reset_stats */
+    long steps, substeps, halvings, impacts;
+    double t_dynamics, t_collision, t_build, t_solve, t_total; /* s of wall time */
+} fb_world_stats;
+
+typedef struct fb_world fb_world;
+
+/* When a hook runs within a substep. */
+typedef enum fb_hook_phase {
+    FB_HOOK_FORCES = 0, /* before dynamics: set tau (and f_ext) for this substep */
+    FB_HOOK_ROWS = 1    /* after the contact and limit rows: add the caller's own rows */
+} fb_hook_phase;
+
+/* Called at both phases of every substep (t = its start time, h = its length); cs is the
+ * constraint system to add rows to at FB_HOOK_ROWS (NULL at FB_HOOK_FORCES). A status other
+ * than FB_OK stops the step with that error. */
+typedef fb_status (*fb_world_hook)(void* user, fb_world* w, fb_hook_phase phase, double t,
+                                   double h, fb_csys* cs, fb_error* err);
+
+/* A world over `nart` articulations (models finalized, shared read-only; at most
+ * FB_CSYS_MAX_ART). Makes one fb_data per articulation at its neutral configuration.
+ * `opts` NULL = defaults. FB_EINVAL names a bad option. */
+FB_API fb_world* fb_world_create(int nart, const fb_model* const* m, const fb_world_opts* opts,
+                                 const fb_allocator* alloc, fb_error* err);
+FB_API void fb_world_destroy(fb_world* w);
+
+/* Articulation k's state and inputs (q, qd, tau, f_ext are the caller's to set). */
+FB_API fb_data* fb_world_data(fb_world* w, int k);
+FB_API const fb_model* fb_world_model(const fb_world* w, int k);
+FB_API int fb_world_nart(const fb_world* w);
+FB_API const fb_world_opts* fb_world_options(const fb_world* w);
+
+/* Friction coefficient and restitution of articulation k's shapes. A contact uses the smaller
+ * friction and the larger restitution of its two sides. Defaults mu 1, e 0. */
+FB_API fb_status fb_world_set_material(fb_world* w, int k, double mu, double restitution,
+                                       fb_error* err);
+
+FB_API void fb_world_set_hook(fb_world* w, fb_world_hook hook, void* user);
+
+/* Advances every articulation by dt. On a blow-up (a non-finite or runaway joint velocity)
+ * the state is left at the last good substep and FB_ENUMERIC names the time, articulation
+ * and joint. FB_ECAPACITY when contacts overflow max_contacts. */
+FB_API fb_status fb_world_step(fb_world* w, fb_error* err);
+
+/* Time of the world (s). */
+FB_API double fb_world_time(const fb_world* w);
+
+/* The touching contacts of the last substep, and the normal force each carried (N, the
+ * multiplier of its normal row; NULL if not wanted). */
+FB_API const fb_contact* fb_world_contacts(const fb_world* w, int* n);
+FB_API double fb_world_contact_force(const fb_world* w, int k);
+
+/* The constraint system of the last substep (rows, K, multipliers), for inspection. */
+FB_API const fb_csys* fb_world_csys(const fb_world* w);
+
+FB_API const fb_world_stats* fb_world_get_stats(const fb_world* w);
+FB_API void fb_world_reset_stats(fb_world* w);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FEATHERBONE_WORLD_H */

@@ -1,0 +1,718 @@
+/* The time step [Kokkevis §7]: contacts and limits -> impacts -> constraint forces ->
+ * accelerations -> semi-implicit Euler, with backtracking (halving) on deep new penetration.
+ *
+ * Penetration correction is Baumgarte's: a unilateral row aims at the acceleration
+ * omega^2 depth - 2 omega v (a critically damped spring pulling the overlap to zero), with
+ * omega = erp / h. It only ever pushes (the row's multiplier stays >= 0) and, since impacts have
+ * already removed the approach velocity, adds no energy beyond the overlap it removes. Cline's
+ * post-stabilisation (a projection of the positions after each step) would remove drift
+ * exactly but costs a second solve per step; docs/CONSTRAINTS.md gives the measured residual
+ * penetration of this choice. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
+#include "featherbone/world.h"
+
+#include <math.h>
+#include <string.h>
+#include <time.h>
+
+#include "featherbone/dynamics.h"
+#include "math/quat.h"
+#include "math/spatial.h"
+#include "util/block.h"
+#include "util/error.h"
+
+/* Joint-limit row ids set the top bit; contact row ids are 3 id + 1..3 of a packed contact id
+ * (collision.c), which for articulations below 42 leave it clear. */
+#define LIMIT_ID_BIT (UINT64_C(1) << 63)
+
+/* At most three limit rows per joint: a spherical joint's swing and both twist stops, or a
+ * hinge's two stops. */
+#define LIMIT_KINDS 3
+
+struct fb_world {
+    fb_world_opts o;
+    int nart;
+    const fb_model* m[FB_CSYS_MAX_ART];
+    fb_data* d[FB_CSYS_MAX_ART];
+    double mu[FB_CSYS_MAX_ART], e[FB_CSYS_MAX_ART];
+    bool has_shapes[FB_CSYS_MAX_ART];
+    bool spheres_only[FB_CSYS_MAX_ART]; /* a ball: collides with every other articulation */
+    double* q_save[FB_CSYS_MAX_ART];
+    double* qd_save[FB_CSYS_MAX_ART];
+    fb_csys* cs;
+    fb_contact* con; /* touching contacts at the current state */
+    int ncon;
+    fb_contact* con_next; /* at the end of a substep, before it is accepted */
+    int ncon_next;
+    fb_contact* con_last; /* the contacts the last substep used, with rows con_row */
+    int ncon_last;
+    int* con_row;    /* (max_contacts) normal row of each contact in the last substep */
+    double* vrow;    /* (rows) row velocities */
+    double* vtarget; /* (rows) impulse targets */
+    double* depth;   /* (rows) overlap of unilateral rows; NAN for the others */
+    double* rest;    /* (rows) restitution of unilateral rows */
+    double time;
+    fb_world_hook hook;
+    void* user;
+    fb_world_stats st;
+    fb_allocator alloc;
+    void* block;
+};
+
+fb_world_opts fb_default_world_opts(void) {
+    return (fb_world_opts){
+        .dt = 1.0 / 480.0,
+        .ground = true,
+        .plane = fb_ground_plane(),
+        .ground_mu = 1.0,
+        .ground_restitution = 0.0,
+        .contact_margin = 1e-3,
+        .limit_margin = 0.5 * FB_PI / 180.0,
+        .erp = 0.2,
+        .pen_tol = 1e-3,
+        .limit_tol = 0.25 * FB_PI / 180.0,
+        .max_halvings = 8,
+        .impact_speed = 1e-3,
+        .bounce_speed = 0.05,
+        .max_speed = 1e3,
+        .max_contacts = 256,
+        .pgs = fb_default_pgs_opts(),
+    };
+}
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static bool positive(double x) {
+    return x > 0.0 && isfinite(x);
+}
+
+static fb_status check_opts(const fb_world_opts* o, fb_error* err) {
+    if (!positive(o->dt)) {
+        return fb_fail(err, FB_EINVAL, "world options: dt: expected > 0, found %g", o->dt);
+    }
+    if (!fb_v3_is_finite(o->plane.n) || fabs(fb_v3_norm(o->plane.n) - 1.0) > 1e-9 ||
+        !isfinite(o->plane.offset)) {
+        return fb_fail(err, FB_EINVAL, "world options: plane: expected a unit normal");
+    }
+    if (!(o->ground_mu >= 0.0) || !isfinite(o->ground_mu) || !(o->ground_restitution >= 0.0) ||
+        !(o->ground_restitution <= 1.0)) {
+        return fb_fail(err, FB_EINVAL,
+                       "world options: ground_mu/ground_restitution: expected mu >= 0, e in [0, 1]");
+    }
+    if (!(o->contact_margin >= 0.0) || !(o->limit_margin >= 0.0) || !positive(o->pen_tol) ||
+        !positive(o->limit_tol) || !(o->erp >= 0.0 && o->erp <= 1.0)) {
+        return fb_fail(err, FB_EINVAL, "world options: margins and tolerances: expected >= 0, "
+                       "tolerances > 0, erp in [0, 1]");
+    }
+    if (o->max_halvings < 0 || o->max_halvings > 30 || !(o->impact_speed >= 0.0) ||
+        !(o->bounce_speed >= 0.0) || !positive(o->max_speed)) {
+        return fb_fail(err, FB_EINVAL, "world options: max_halvings 0..30, speeds >= 0 expected");
+    }
+    if (o->max_contacts < 1 || o->max_contacts > 10000 || o->pgs.max_iter < 1 ||
+        !(o->pgs.tol >= 0.0)) {
+        return fb_fail(err, FB_EINVAL,
+                       "world options: max_contacts 1..10000, pgs.max_iter >= 1 expected");
+    }
+    return FB_OK;
+}
+
+/* Joint-limit rows a model may need at once. */
+static int limit_rows_max(const fb_model* m) {
+    int n = 0;
+    for (int i = 1; i < m->nbody; i++) {
+        n += m->limit[i].on ? LIMIT_KINDS : 0;
+    }
+    return n;
+}
+
+static size_t layout(fb_world* w, char* base, int max_rows) {
+    size_t off = 0;
+    const size_t nc = (size_t)w->o.max_contacts, nr = (size_t)max_rows;
+    w->con = fb_block_carve(base, &off, nc * sizeof(fb_contact));
+    w->con_next = fb_block_carve(base, &off, nc * sizeof(fb_contact));
+    w->con_last = fb_block_carve(base, &off, nc * sizeof(fb_contact));
+    w->con_row = fb_block_carve(base, &off, nc * sizeof(int));
+    w->vrow = fb_block_carve(base, &off, nr * sizeof(double));
+    w->vtarget = fb_block_carve(base, &off, nr * sizeof(double));
+    w->depth = fb_block_carve(base, &off, nr * sizeof(double));
+    w->rest = fb_block_carve(base, &off, nr * sizeof(double));
+    for (int k = 0; k < w->nart; k++) {
+        w->q_save[k] = fb_block_carve(base, &off, (size_t)w->m[k]->nq * sizeof(double));
+        w->qd_save[k] = fb_block_carve(base, &off, (size_t)w->m[k]->nv * sizeof(double));
+    }
+    return off;
+}
+
+/* Rows the caller's hook may add per substep, beyond contacts and limits. */
+#define HOOK_ROWS_PER_DOF 1
+
+fb_world* fb_world_create(int nart, const fb_model* const* m, const fb_world_opts* opts,
+                          const fb_allocator* alloc, fb_error* err) {
+    const fb_world_opts o = opts ? *opts : fb_default_world_opts();
+    if (nart < 1 || nart > FB_CSYS_MAX_ART) {
+        fb_fail(err, FB_EINVAL, "fb_world_create: expected 1..%d articulations, found %d",
+                FB_CSYS_MAX_ART, nart);
+        return NULL;
+    }
+    if (check_opts(&o, err) != FB_OK) {
+        return NULL;
+    }
+    for (int k = 0; k < nart; k++) {
+        if (!m[k] || !m[k]->finalized) {
+            fb_fail(err, FB_ESTATE, "fb_world_create: articulation %d: model not finalized", k);
+            return NULL;
+        }
+    }
+    const fb_allocator a = alloc ? *alloc : fb_default_allocator();
+    fb_world* w = fb_alloc(&a, sizeof *w);
+    if (!w) {
+        fb_fail(err, FB_ENOMEM, "fb_world_create: out of memory");
+        return NULL;
+    }
+    memset(w, 0, sizeof *w);
+    w->o = o;
+    w->alloc = a;
+    w->nart = nart;
+    int max_rows = 3 * o.max_contacts;
+    for (int k = 0; k < nart; k++) {
+        w->m[k] = m[k];
+        w->mu[k] = 1.0;
+        w->e[k] = 0.0;
+        w->has_shapes[k] = m[k]->nshape > 0;
+        w->spheres_only[k] = m[k]->nshape > 0;
+        for (int s = 0; s < m[k]->nshape; s++) {
+            w->spheres_only[k] = w->spheres_only[k] && m[k]->shape[s].type == FB_SHAPE_SPHERE;
+        }
+        max_rows += limit_rows_max(m[k]) + HOOK_ROWS_PER_DOF * m[k]->nv;
+    }
+    const size_t size = layout(w, NULL, max_rows);
+    w->block = fb_alloc(&a, size);
+    bool ok = w->block != NULL;
+    for (int k = 0; ok && k < nart; k++) {
+        w->d[k] = fb_data_create(m[k], &a, err);
+        ok = w->d[k] != NULL;
+    }
+    if (ok) {
+        memset(w->block, 0, size);
+        layout(w, w->block, max_rows);
+        w->cs = fb_csys_create(nart, m, w->d, max_rows, &a, err);
+        ok = w->cs != NULL;
+    } else if (!w->block) {
+        fb_fail(err, FB_ENOMEM, "fb_world_create: out of memory");
+    }
+    if (!ok) {
+        fb_world_destroy(w);
+        return NULL;
+    }
+    fb_ok(err);
+    return w;
+}
+
+void fb_world_destroy(fb_world* w) {
+    if (!w) {
+        return;
+    }
+    const fb_allocator a = w->alloc;
+    fb_csys_destroy(w->cs);
+    for (int k = 0; k < w->nart; k++) {
+        fb_data_destroy(w->d[k]);
+    }
+    fb_free(&a, w->block);
+    fb_free(&a, w);
+}
+
+fb_data* fb_world_data(fb_world* w, int k) {
+    return (k >= 0 && k < w->nart) ? w->d[k] : NULL;
+}
+
+const fb_model* fb_world_model(const fb_world* w, int k) {
+    return (k >= 0 && k < w->nart) ? w->m[k] : NULL;
+}
+
+int fb_world_nart(const fb_world* w) {
+    return w->nart;
+}
+
+const fb_world_opts* fb_world_options(const fb_world* w) {
+    return &w->o;
+}
+
+fb_status fb_world_set_material(fb_world* w, int k, double mu, double restitution,
+                                fb_error* err) {
+    if (k < 0 || k >= w->nart) {
+        return fb_fail(err, FB_EINVAL, "material: articulation: expected 0..%d, found %d",
+                       w->nart - 1, k);
+    }
+    if (!(mu >= 0.0) || !isfinite(mu) || !(restitution >= 0.0 && restitution <= 1.0)) {
+        return fb_fail(err, FB_EINVAL,
+                       "material: expected mu >= 0 and restitution in [0, 1], found %g, %g", mu,
+                       restitution);
+    }
+    w->mu[k] = mu;
+    w->e[k] = restitution;
+    return fb_ok(err);
+}
+
+void fb_world_set_hook(fb_world* w, fb_world_hook hook, void* user) {
+    w->hook = hook;
+    w->user = user;
+}
+
+double fb_world_time(const fb_world* w) {
+    return w->time;
+}
+
+const fb_contact* fb_world_contacts(const fb_world* w, int* n) {
+    *n = w->ncon_last;
+    return w->con_last;
+}
+
+double fb_world_contact_force(const fb_world* w, int k) {
+    if (k < 0 || k >= w->ncon_last || w->con_row[k] < 0 || w->con_row[k] >= w->cs->nrow) {
+        return 0.0;
+    }
+    return w->cs->lambda[w->con_row[k]];
+}
+
+const fb_csys* fb_world_csys(const fb_world* w) {
+    return w->cs;
+}
+
+const fb_world_stats* fb_world_get_stats(const fb_world* w) {
+    return &w->st;
+}
+
+void fb_world_reset_stats(fb_world* w) {
+    memset(&w->st, 0, sizeof w->st);
+}
+
+/* ---- contacts ---------------------------------------------------------------------------- */
+
+/* Every touching contact at the current positions (position kinematics done here). */
+static fb_status collide_all(fb_world* w, fb_contact* out, int* n, fb_error* err) {
+    const int cap = w->o.max_contacts;
+    *n = 0;
+    for (int k = 0; k < w->nart; k++) {
+        fb_kinematics_pos(w->m[k], w->d[k]);
+    }
+    fb_status s = FB_OK;
+    for (int k = 0; s == FB_OK && k < w->nart; k++) {
+        if (w->o.ground && w->has_shapes[k]) {
+            s = fb_collide_plane(w->m[k], w->d[k], k, w->o.plane, w->o.contact_margin, out, n,
+                                 cap, err);
+        }
+    }
+    /* between articulations: a ball against anything (self-collision is not modelled) */
+    for (int a = 0; s == FB_OK && a < w->nart; a++) {
+        for (int b = a + 1; s == FB_OK && b < w->nart; b++) {
+            if (w->spheres_only[b] && w->has_shapes[a]) {
+                s = fb_collide_spheres(w->m[a], w->d[a], a, w->m[b], w->d[b], b,
+                                       w->o.contact_margin, out, n, cap, err);
+            } else if (w->spheres_only[a] && w->has_shapes[b]) {
+                s = fb_collide_spheres(w->m[b], w->d[b], b, w->m[a], w->d[a], a,
+                                       w->o.contact_margin, out, n, cap, err);
+            }
+        }
+    }
+    if (s == FB_ECAPACITY) {
+        return fb_fail(err, FB_ECAPACITY, "world: more than max_contacts = %d contacts (%s)",
+                       cap, err ? err->msg : "");
+    }
+    return s;
+}
+
+static bool contact_known(const fb_contact* c, int n, uint64_t id) {
+    for (int k = 0; k < n; k++) {
+        if (c[k].id == id) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* ---- joint limits ------------------------------------------------------------------------ */
+
+typedef struct limit_c {
+    fb_v3 n;      /* row weights over the joint's dofs (pushing back into the range) */
+    double depth; /* overshoot (> 0 outside the range) */
+} limit_c;
+
+/* Body i's limit constraints at the current q, one per kind (swing or low stop, twist-low or
+ * low, twist-high or high); returns false where a kind does not apply. */
+static void limits_of(const fb_model* m, const fb_data* d, int i, limit_c c[LIMIT_KINDS],
+                      bool use[LIMIT_KINDS]) {
+    const fb_joint_limit* L = &m->limit[i];
+    const double* q = d->q + m->q_adr[i];
+    for (int k = 0; k < LIMIT_KINDS; k++) {
+        use[k] = false;
+    }
+    if (m->jtype[i] == FB_JOINT_REVOLUTE || m->jtype[i] == FB_JOINT_PRISMATIC) {
+        c[1] = (limit_c){{1.0, 0.0, 0.0}, L->lo - q[0]};
+        c[2] = (limit_c){{-1.0, 0.0, 0.0}, q[0] - L->hi};
+        use[1] = use[2] = true;
+        return;
+    }
+    /* spherical: q is the child's rotation relative to the joint frame; the twist axis a
+     * (child coordinates) maps to b = R a in the joint frame. The swing angle is the angle
+     * between a and b; it grows at n . w (w in child coordinates) with n = R^T (a x b)/|a x b| */
+    const fb_quat qr = {q[0], q[1], q[2], q[3]};
+    const fb_v3 a = L->twist_axis;
+    const fb_m3 R = fb_quat_to_m3(qr);
+    const fb_v3 b = fb_m3_mv(R, a);
+    const fb_v3 axb = fb_v3_cross(a, b);
+    const double sin_s = fb_v3_norm(axb);
+    const double swing = atan2(sin_s, fb_v3_dot(a, b));
+    if (sin_s > 1e-9) {
+        const fb_v3 n = fb_m3_tr_mv(R, fb_v3_scale(axb, 1.0 / sin_s));
+        c[0] = (limit_c){fb_v3_neg(n), swing - L->swing};
+        use[0] = true;
+    }
+    const double twist = fb_quat_twist(qr, a);
+    c[1] = (limit_c){a, L->lo - twist};
+    c[2] = (limit_c){fb_v3_neg(a), twist - L->hi};
+    use[1] = use[2] = true;
+}
+
+static uint64_t limit_id(int art, int body, int kind) {
+    return LIMIT_ID_BIT | ((uint64_t)art << 40) | ((uint64_t)body << 8) | (uint64_t)kind;
+}
+
+/* Calls fn for every limit constraint of every limited joint at the current positions. */
+typedef fb_status (*limit_fn)(fb_world* w, int art, int body, int kind, const limit_c* c,
+                              void* ctx, fb_error* err);
+
+static fb_status for_each_limit(fb_world* w, limit_fn fn, void* ctx, fb_error* err) {
+    for (int k = 0; k < w->nart; k++) {
+        const fb_model* m = w->m[k];
+        for (int i = 1; i < m->nbody; i++) {
+            if (!m->limit[i].on) {
+                continue;
+            }
+            limit_c c[LIMIT_KINDS];
+            bool use[LIMIT_KINDS];
+            limits_of(m, w->d[k], i, c, use);
+            for (int j = 0; j < LIMIT_KINDS; j++) {
+                const fb_status s = use[j] ? fn(w, k, i, j, &c[j], ctx, err) : FB_OK;
+                if (s != FB_OK) {
+                    return s;
+                }
+            }
+        }
+    }
+    return FB_OK;
+}
+
+/* overshoot[0]: the largest overshoot of a limit that has no row in the last substep (a limit
+ * newly hit); overshoot[1]: the largest of all. */
+static fb_status note_overshoot(fb_world* w, int art, int body, int kind, const limit_c* c,
+                                void* ctx, fb_error* err) {
+    (void)err;
+    double* overshoot = ctx;
+    if (c->depth <= 0.0) {
+        return FB_OK;
+    }
+    overshoot[1] = fmax(overshoot[1], c->depth);
+    const uint64_t id = limit_id(art, body, kind);
+    bool active = false;
+    for (int r = 0; r < w->cs->nrow && !active; r++) {
+        active = w->cs->row[r].id == id;
+    }
+    if (!active) {
+        overshoot[0] = fmax(overshoot[0], c->depth);
+    }
+    return FB_OK;
+}
+
+/* ---- the substep -------------------------------------------------------------------------- */
+
+static fb_status add_contact_rows(fb_world* w, fb_error* err) {
+    memcpy(w->con_last, w->con, (size_t)w->ncon * sizeof(fb_contact));
+    w->ncon_last = w->ncon;
+    for (int k = 0; k < w->ncon; k++) {
+        const fb_contact* c = &w->con[k];
+        const double mu_b = c->art_b >= 0 ? w->mu[c->art_b] : w->o.ground_mu;
+        const double e_b = c->art_b >= 0 ? w->e[c->art_b] : w->o.ground_restitution;
+        const int r0 = w->cs->nrow;
+        const fb_status s = fb_contact_rows(w->cs, c, 1, fmin(w->mu[c->art_a], mu_b), NULL, err);
+        if (s != FB_OK) {
+            return s;
+        }
+        w->con_row[k] = r0;
+        for (int r = r0; r < w->cs->nrow; r++) {
+            w->depth[r] = (r == r0) ? c->depth : NAN;
+            w->rest[r] = fmax(w->e[c->art_a], e_b);
+        }
+    }
+    return FB_OK;
+}
+
+/* A unilateral limit row for a joint within limit_margin of a stop. */
+static fb_status add_limit_row(fb_world* w, int art, int body, int kind, const limit_c* c,
+                               void* ctx, fb_error* err) {
+    (void)ctx;
+    if (c->depth <= -w->o.limit_margin) {
+        return FB_OK;
+    }
+    fb_row row = fb_default_row();
+    row.type = FB_ROW_JOINT;
+    row.art = art;
+    row.body = body;
+    row.n = c->n;
+    row.id = limit_id(art, body, kind);
+    const int r = w->cs->nrow;
+    const fb_status s = fb_csys_add_row(w->cs, &row, err);
+    if (s == FB_OK) {
+        w->depth[r] = c->depth;
+        w->rest[r] = 0.0;
+        w->st.limits++;
+    }
+    return s;
+}
+
+/* ABA for every articulation; joint damping acts implicitly over the substep h (until the
+ * substep ends: phase 2 and the test-force responses must see the same D). */
+static fb_status run_aba(fb_world* w, double h, fb_error* err) {
+    for (int k = 0; k < w->nart; k++) {
+        w->d[k]->damping_dt = h;
+        const fb_status s = fb_aba_phase1(w->m[k], w->d[k], err);
+        if (s != FB_OK) {
+            return s;
+        }
+        fb_aba_phase2(w->m[k], w->d[k]);
+    }
+    return FB_OK;
+}
+
+/* Impulses for rows that approach [Kokkevis §5]: unilateral rows aim at -e v (0 below the
+ * bounce speed), friction rows at no slip; the caller's rows take no impulse. Returns whether
+ * an impact was resolved (velocities changed). */
+static bool impacts(fb_world* w) {
+    fb_csys* cs = w->cs;
+    fb_csys_row_velocity(cs, w->vrow);
+    bool any = false;
+    for (int r = 0; r < cs->nrow; r++) {
+        any = any || (!isnan(w->depth[r]) && w->vrow[r] < -w->o.impact_speed);
+    }
+    if (!any) {
+        return false;
+    }
+    for (int r = 0; r < cs->nrow; r++) {
+        const double v = w->vrow[r];
+        if (!isnan(w->depth[r])) {
+            w->vtarget[r] = (-v > w->o.bounce_speed) ? -w->rest[r] * v : 0.0;
+        } else if (cs->row[r].friction_of >= 0) {
+            w->vtarget[r] = 0.0;
+        } else {
+            w->vtarget[r] = -INFINITY;
+        }
+    }
+    fb_pgs_opts o = w->o.pgs;
+    o.warm = false;
+    fb_csys_impulse(cs, w->vrow, w->vtarget, &o);
+    w->st.impacts++;
+    return true;
+}
+
+/* One substep of length h from the current state and contacts (w->con). */
+static fb_status substep(fb_world* w, double h, fb_error* err) {
+    fb_csys* cs = w->cs;
+    fb_status s = FB_OK;
+    if (w->hook) {
+        s = w->hook(w->user, w, FB_HOOK_FORCES, w->time, h, NULL, err);
+        if (s != FB_OK) {
+            return s;
+        }
+    }
+    double t0 = now_s();
+    s = run_aba(w, h, err);
+    if (s != FB_OK) {
+        return s;
+    }
+    double t1 = now_s();
+    w->st.t_dynamics += t1 - t0;
+
+    fb_csys_clear(cs);
+    w->st.limits = 0;
+    s = add_contact_rows(w, err);
+    if (s == FB_OK) {
+        s = for_each_limit(w, add_limit_row, NULL, err);
+    }
+    const int n_own = cs->nrow;
+    if (s == FB_OK && w->hook) {
+        s = w->hook(w->user, w, FB_HOOK_ROWS, w->time, h, cs, err);
+    }
+    if (s != FB_OK) {
+        return s;
+    }
+    for (int r = n_own; r < cs->nrow; r++) {
+        w->depth[r] = NAN;
+        w->rest[r] = 0.0;
+    }
+    s = fb_csys_build(cs, err);
+    if (s != FB_OK) {
+        return s;
+    }
+    t0 = now_s();
+    w->st.t_build += t0 - t1;
+
+    if (impacts(w)) {
+        t1 = now_s();
+        w->st.t_solve += t1 - t0;
+        s = run_aba(w, h, err);
+        if (s == FB_OK) {
+            s = fb_csys_build_a0(cs, err);
+        }
+        if (s != FB_OK) {
+            return s;
+        }
+        fb_csys_row_velocity(cs, w->vrow);
+        t0 = now_s();
+        w->st.t_dynamics += t0 - t1;
+    }
+
+    /* Baumgarte targets for unilateral rows; friction rows aim to stop the slip within the
+     * substep (they saturate at mu N while sliding) */
+    const double omega = w->o.erp / h;
+    for (int r = 0; r < cs->nrow; r++) {
+        fb_row* row = &cs->row[r];
+        if (!isnan(w->depth[r])) {
+            row->target = omega * omega * w->depth[r] - 2.0 * omega * w->vrow[r];
+        } else if (row->friction_of >= 0) {
+            row->target = -w->vrow[r] / h;
+        }
+    }
+    fb_csys_solve(cs, &w->o.pgs);
+    fb_csys_apply(cs);
+    t1 = now_s();
+    w->st.t_solve += t1 - t0;
+
+    for (int k = 0; k < w->nart; k++) {
+        const fb_model* m = w->m[k];
+        fb_data* d = w->d[k];
+        for (int j = 0; j < m->nv; j++) {
+            d->qd[j] += h * d->qdd[j];
+        }
+        fb_integrate(m, d->q, d->qd, h, d->q);
+        d->time += h;
+        d->stage = 0;
+        d->damping_dt = 0.0; /* the caller's own ABA calls see explicit damping */
+    }
+    w->time += h;
+    w->st.t_dynamics += now_s() - t1;
+    w->st.contacts = w->ncon;
+    w->st.rows = cs->nrow;
+    w->st.iterations = cs->iterations;
+    w->st.residual = cs->residual;
+    w->st.substeps++;
+    return FB_OK;
+}
+
+static void save_state(fb_world* w) {
+    for (int k = 0; k < w->nart; k++) {
+        memcpy(w->q_save[k], w->d[k]->q, (size_t)w->m[k]->nq * sizeof(double));
+        memcpy(w->qd_save[k], w->d[k]->qd, (size_t)w->m[k]->nv * sizeof(double));
+    }
+}
+
+static void restore_state(fb_world* w, double t) {
+    for (int k = 0; k < w->nart; k++) {
+        memcpy(w->d[k]->q, w->q_save[k], (size_t)w->m[k]->nq * sizeof(double));
+        memcpy(w->d[k]->qd, w->qd_save[k], (size_t)w->m[k]->nv * sizeof(double));
+        w->d[k]->time = t;
+        w->d[k]->stage = 0;
+    }
+    w->time = t;
+}
+
+/* FB_ENUMERIC naming the first joint whose velocity or position is not finite or runs away. */
+static fb_status check_blowup(const fb_world* w, double t, fb_error* err) {
+    for (int k = 0; k < w->nart; k++) {
+        const fb_model* m = w->m[k];
+        const fb_data* d = w->d[k];
+        for (int j = 0; j < m->nv; j++) {
+            if (!isfinite(d->qd[j]) || fabs(d->qd[j]) > w->o.max_speed) {
+                return fb_fail(err, FB_ENUMERIC,
+                               "simulation blew up at t = %.4f s: articulation %d, joint '%s': "
+                               "velocity %g beyond max_speed %g",
+                               t, k, m->name[m->dof_body[j]], d->qd[j], w->o.max_speed);
+            }
+        }
+        for (int j = 0; j < m->nq; j++) {
+            if (!isfinite(d->q[j])) {
+                return fb_fail(err, FB_ENUMERIC,
+                               "simulation blew up at t = %.4f s: articulation %d: position %d "
+                               "not finite",
+                               t, k, j);
+            }
+        }
+    }
+    return FB_OK;
+}
+
+fb_status fb_world_step(fb_world* w, fb_error* err) {
+    const double t_start = now_s();
+    /* contacts at the state the caller left (it may have moved things since the last step) */
+    fb_status s = collide_all(w, w->con, &w->ncon, err);
+    if (s != FB_OK) {
+        return s;
+    }
+    const double dt = w->o.dt;
+    const double t_end = w->time + dt;
+    double h = dt;
+    int halvings = 0;
+    while (s == FB_OK && w->time < t_end - 1e-9 * dt) {
+        h = fmin(h, t_end - w->time);
+        const double t0 = w->time;
+        save_state(w);
+        s = substep(w, h, err);
+        if (s != FB_OK) {
+            restore_state(w, t0);
+            break;
+        }
+        const double tc = now_s();
+        s = collide_all(w, w->con_next, &w->ncon_next, err);
+        w->st.t_collision += now_s() - tc;
+        if (s != FB_OK) {
+            restore_state(w, t0);
+            break;
+        }
+        double new_deep = 0.0, deep = 0.0;
+        for (int k = 0; k < w->ncon_next; k++) {
+            const fb_contact* c = &w->con_next[k];
+            deep = fmax(deep, c->depth);
+            if (c->depth > w->o.pen_tol && !contact_known(w->con, w->ncon, c->id)) {
+                new_deep = fmax(new_deep, c->depth);
+            }
+        }
+        double overshoot[2] = {0.0, 0.0};
+        (void)for_each_limit(w, note_overshoot, overshoot, err);
+        const double new_limit = overshoot[0], limit = overshoot[1];
+        if ((new_deep > w->o.pen_tol || new_limit > w->o.limit_tol) &&
+            halvings < w->o.max_halvings) {
+            restore_state(w, t0); /* backtrack: the same substep at half the length */
+            h *= 0.5;
+            halvings++;
+            w->st.halvings++;
+            continue;
+        }
+        s = check_blowup(w, w->time, err);
+        if (s != FB_OK) {
+            restore_state(w, t0);
+            break;
+        }
+        /* accept: the contacts at the new state are those of the next substep */
+        fb_contact* tmp = w->con;
+        w->con = w->con_next;
+        w->con_next = tmp;
+        w->ncon = w->ncon_next;
+        w->st.max_penetration = deep;
+        w->st.max_limit_violation = limit;
+    }
+    w->st.steps++;
+    w->st.t_total += now_s() - t_start;
+    return s;
+}

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "scenes.h"
+#include "stand.h"
 
 /* Friction coefficient of the foot contacts. */
 #define BC_MU 0.8
@@ -14,6 +15,75 @@ static const char* const STAGE_NAMES[BC_NSTAGE] = {"ABA", "K build", "PGS", "app
 
 const char* bench_cstage_name(bench_cstage s) {
     return (s >= 0 && s < BC_NSTAGE) ? STAGE_NAMES[s] : "?";
+}
+
+static const char* const PART_NAMES[BS_NPART] = {"step", "dynamics", "collision", "K build",
+                                                 "PGS+impacts"};
+
+const char* bench_spart_name(bench_spart p) {
+    return (p >= 0 && p < BS_NPART) ? PART_NAMES[p] : "?";
+}
+
+/* The timers of a world's stats as an array in bench_spart order. */
+static void step_timers(const fb_world_stats* st, double* t) {
+    t[BS_TOTAL] = st->t_total;
+    t[BS_DYNAMICS] = st->t_dynamics;
+    t[BS_COLLISION] = st->t_collision;
+    t[BS_BUILD] = st->t_build;
+    t[BS_SOLVE] = st->t_solve;
+}
+
+/* The full world step of the standing humanoid, timed by the world's own timers. */
+static int run_world_steps(const bench_options* opt, bench_cresult* out, fb_error* err) {
+    fb_model* m = NULL;
+    stand_ctl ctl;
+    fb_world* w = stand_world(&m, &ctl, err);
+    const int nb = opt->calls / opt->batch;
+    const size_t nsamples = (size_t)opt->rounds * (size_t)nb;
+    double* samples = malloc(BS_NPART * nsamples * sizeof(double));
+    int rc = -1;
+    long steps = 0, contacts = 0, iters = 0;
+    if (!w || !samples) {
+        goto done;
+    }
+    for (int round = -1; round < opt->rounds; round++) {
+        if (!opt->quiet) {
+            fprintf(stderr, "\rbench constraints: world step round %d/%d", round + 1,
+                    opt->rounds);
+            fflush(stderr);
+        }
+        for (int b = 0; b < nb; b++) {
+            double t0[BS_NPART], t1[BS_NPART];
+            step_timers(fb_world_get_stats(w), t0);
+            for (int i = 0; i < opt->batch; i++) {
+                if (fb_world_step(w, err) != FB_OK) {
+                    goto done;
+                }
+                contacts += fb_world_get_stats(w)->contacts;
+                iters += fb_world_get_stats(w)->iterations;
+                if (++steps % STAND_RESET_STEPS == 0) {
+                    stand_reset(w, &ctl);
+                }
+            }
+            step_timers(fb_world_get_stats(w), t1);
+            for (int p = 0; round >= 0 && p < BS_NPART; p++) {
+                samples[(size_t)p * nsamples + (size_t)round * (size_t)nb + (size_t)b] =
+                    (t1[p] - t0[p]) / opt->batch * 1e6;
+            }
+        }
+    }
+    for (int p = 0; p < BS_NPART; p++) {
+        out->step[p] = bench_stats(samples + (size_t)p * nsamples, (int)nsamples);
+    }
+    out->step_contacts = (double)contacts / (double)steps;
+    out->step_iterations = (double)iters / (double)steps;
+    out->halvings = fb_world_get_stats(w)->halvings;
+    rc = 0;
+done:
+    free(samples);
+    fb_world_destroy(w);
+    fb_model_destroy(m);
+    return rc;
 }
 
 /* Two contacts under each foot and toe capsule (heel and tip of its axis, one radius down):
@@ -101,7 +171,7 @@ int bench_constraints_run(const bench_options* opt, bench_cresult* out, fb_error
     for (int s = 0; s < BC_NSTAGE; s++) {
         out->t[s] = bench_stats(samples + (size_t)s * nsamples, (int)nsamples);
     }
-    rc = 0;
+    rc = run_world_steps(opt, out, err);
 done:
     free(samples);
     fb_csys_destroy(cs);

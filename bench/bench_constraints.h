@@ -8,13 +8,24 @@
 
 typedef enum { BC_ABA, BC_BUILD, BC_SOLVE, BC_APPLY, BC_NSTAGE } bench_cstage;
 
+/* Parts of a full world step (fb_world_stats timers). */
+typedef enum { BS_TOTAL, BS_DYNAMICS, BS_COLLISION, BS_BUILD, BS_SOLVE, BS_NPART } bench_spart;
+
 typedef struct bench_cresult {
     int rows;
     int contacts;
     int iterations; /* PGS sweeps of the last solve */
     double residual;
     bench_stat t[BC_NSTAGE];
+    /* the full step of the standing humanoid (stand.h): ground contacts found by the narrow
+     * phase, PD torques, impacts, PGS, integration */
+    bench_stat step[BS_NPART];
+    double step_contacts; /* mean touching contacts per step */
+    double step_iterations; /* mean PGS sweeps per step */
+    long halvings;
 } bench_cresult;
+
+const char* bench_spart_name(bench_spart p);
 
 const char* bench_cstage_name(bench_cstage s);
 

@@ -2,6 +2,7 @@
 #define _DEFAULT_SOURCE /* mkdtemp */
 #include "bench_peers.h"
 
+#include <math.h>
 #include <mujoco/mujoco.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include "mjmap.h"
 #include "peer_bullet.h"
 #include "scenes.h"
+#include "stand.h"
 
 #define PEER_NSTATE 16
 #define PEER_SEED 20261121u
@@ -69,30 +71,37 @@ static void call(peer_ctx* x, peer_call c, int s) {
     }
 }
 
-static fb_status load_mujoco(peer_ctx* x, int k, fb_error* err) {
+/* MuJoCo's model of featherbone model m through the exporter; NULL with err on failure. */
+static mjModel* export_to_mujoco(const fb_model* m, const char* name, fb_error* err) {
     char dir[] = "/tmp/fbpeerXXXXXX", path[128], msg[1000] = "";
     if (!mkdtemp(dir)) {
         err->code = FB_EIO;
         snprintf(err->msg, sizeof err->msg, "bench --peers: cannot make a temporary directory");
-        return FB_EIO;
+        return NULL;
     }
     snprintf(path, sizeof path, "%s/model.xml", dir);
-    fb_status s = fb_model_write_mjcf(x->m, bench_model_name(k), path, err);
-    if (s == FB_OK) {
-        x->mj = mj_loadXML(path, NULL, msg, sizeof msg);
-        if (!x->mj) {
-            err->code = s = FB_EINVAL;
+    mjModel* mj = NULL;
+    if (fb_model_write_mjcf(m, name, path, err) == FB_OK) {
+        mj = mj_loadXML(path, NULL, msg, sizeof msg);
+        if (!mj) {
+            err->code = FB_EINVAL;
             snprintf(err->msg, sizeof err->msg, "MuJoCo could not load the export: %.400s", msg);
         }
         unlink(path);
     }
     rmdir(dir);
-    if (s == FB_OK) {
-        /* forward and inverse dynamics without contacts, as the reference figures */
-        x->mj->opt.disableflags |= mjDSBL_CONTACT;
-        x->md = mj_makeData(x->mj);
+    return mj;
+}
+
+static fb_status load_mujoco(peer_ctx* x, int k, fb_error* err) {
+    x->mj = export_to_mujoco(x->m, bench_model_name(k), err);
+    if (!x->mj) {
+        return err->code;
     }
-    return s;
+    /* forward and inverse dynamics without contacts, as the reference figures */
+    x->mj->opt.disableflags |= mjDSBL_CONTACT;
+    x->md = mj_makeData(x->mj);
+    return FB_OK;
 }
 
 /* Fills the states: BENCH_MODELS.md's, with random accelerations, in both layouts. */
@@ -220,4 +229,111 @@ done:
 
 int bench_peers_run(const bench_options* opt, peer_result* out, fb_error* err) {
     return bench_each_model(opt, run_model, out, sizeof *out, err);
+}
+
+/* MuJoCo's side of the contact step: the PD torques of stand.h into qfrc_applied, then mj_step. */
+static void mj_stand_step(const fb_model* m, const stand_ctl* ctl, const fb_mjmap* map,
+                          mjModel* mj, mjData* md) {
+    for (int i = 1; i < m->nbody; i++) {
+        const fb_joint_type jt = m->jtype[i];
+        if (jt == FB_JOINT_SPHERICAL || jt == FB_JOINT_REVOLUTE) {
+            const int v = m->v_adr[i], dq = map->dadr[i];
+            stand_pd(jt == FB_JOINT_SPHERICAL, ctl->kp + v, ctl->kd + v, md->qpos + map->qadr[i],
+                     md->qvel + dq, md->qfrc_applied + dq);
+        }
+    }
+    mj_step(mj, md);
+}
+
+/* MuJoCo's state set to featherbone's settled standing state. */
+static void mj_stand_reset(const fb_mjmap* map, const stand_ctl* ctl, mjModel* mj, mjData* md) {
+    mj_resetData(mj, md);
+    mjmap_qpos(map, ctl->q0, md->qpos);
+    mjmap_dofs(map, ctl->q0, ctl->qd0, ctl->qd0, MJMAP_VEL, md->qvel);
+}
+
+int bench_peers_step(const bench_options* opt, peer_step_result* out, fb_error* err) {
+    fb_model* m = NULL;
+    stand_ctl ctl;
+    fb_world* w = stand_world(&m, &ctl, err);
+    mjModel* mj = w ? export_to_mujoco(m, "humanoid", err) : NULL;
+    mjData* md = mj ? mj_makeData(mj) : NULL;
+    fb_mjmap map;
+    bool have_map = false;
+    const int nb = opt->calls / opt->batch;
+    const size_t nsamples = (size_t)opt->rounds * (size_t)nb;
+    double* samples = malloc(2 * nsamples * sizeof(double));
+    int rc = -1;
+    char msg[256];
+    if (!md || !samples) {
+        goto done;
+    }
+    if (!(have_map = mjmap_make(&map, m, mj, msg, sizeof msg))) {
+        err->code = FB_EINVAL;
+        snprintf(err->msg, sizeof err->msg, "bench --peers: %s", msg);
+        goto done;
+    }
+    mj->opt.timestep = STAND_DT;
+    mj->opt.solver = mjSOL_PGS;
+    fb_data* d = fb_world_data(w, 0);
+    const int pelvis_y = map.qadr[1] + 1;
+    stand_reset(w, &ctl);
+    mj_stand_reset(&map, &ctl, mj, md);
+    long steps = 0, fb_con = 0, mj_con = 0;
+    out->fb_pelvis_drop = out->mj_pelvis_drop = 0.0;
+    for (int round = -1; round < opt->rounds; round++) {
+        if (!opt->quiet) {
+            fprintf(stderr, "\rbench --peers: contact step round %d/%d", round + 1, opt->rounds);
+            fflush(stderr);
+        }
+        for (int b = 0; b < nb; b++) {
+            double t0 = bench_now_s();
+            for (int i = 0; i < opt->batch; i++) {
+                if (fb_world_step(w, err) != FB_OK) {
+                    goto done;
+                }
+                fb_con += fb_world_get_stats(w)->contacts;
+            }
+            double t1 = bench_now_s();
+            for (int i = 0; i < opt->batch; i++) {
+                mj_stand_step(m, &ctl, &map, mj, md);
+                mj_con += md->ncon;
+            }
+            double t2 = bench_now_s();
+            if (round >= 0) {
+                samples[(size_t)round * (size_t)nb + (size_t)b] = (t1 - t0) / opt->batch * 1e6;
+                samples[nsamples + (size_t)round * (size_t)nb + (size_t)b] =
+                    (t2 - t1) / opt->batch * 1e6;
+            }
+            out->fb_pelvis_drop = fmax(out->fb_pelvis_drop, fabs(d->q[1] - ctl.q0[1]));
+            out->mj_pelvis_drop = fmax(out->mj_pelvis_drop, fabs(md->qpos[pelvis_y] - ctl.q0[1]));
+            steps += opt->batch;
+            if (steps % STAND_RESET_STEPS == 0) {
+                stand_reset(w, &ctl);
+                mj_stand_reset(&map, &ctl, mj, md);
+            }
+        }
+    }
+    if (!opt->quiet) {
+        fprintf(stderr, "\r%50s\r", "");
+    }
+    out->fb = bench_stats(samples, (int)nsamples);
+    out->mj = bench_stats(samples + nsamples, (int)nsamples);
+    out->fb_contacts = (double)fb_con / (double)steps;
+    out->mj_contacts = (double)mj_con / (double)steps;
+    rc = 0;
+done:
+    if (have_map) {
+        mjmap_free(&map);
+    }
+    free(samples);
+    if (md) {
+        mj_deleteData(md);
+    }
+    if (mj) {
+        mj_deleteModel(mj);
+    }
+    fb_world_destroy(w);
+    fb_model_destroy(m);
+    return rc;
 }

@@ -24,6 +24,18 @@ typedef struct peer_result {
 
 const char* peer_call_name(peer_call c);
 
+/* The contact step: featherbone's fb_world_step against MuJoCo's mj_step with its PGS solver,
+ * on the standing humanoid of stand.h (same model through the exporter, same PD torques, same
+ * dt), steps interleaved batch by batch. */
+typedef struct peer_step_result {
+    bench_stat fb, mj;            /* us per step */
+    double fb_contacts, mj_contacts; /* mean contacts per step */
+    double fb_pelvis_drop, mj_pelvis_drop; /* largest pelvis height change from the settled
+                                              state (m): both really stand */
+} peer_step_result;
+
+int bench_peers_step(const bench_options* opt, peer_step_result* out, fb_error* err);
+
 /* Runs the comparison on the models selected in opt; returns the number of results or -1. */
 int bench_peers_run(const bench_options* opt, peer_result* out, fb_error* err);
 

@@ -208,7 +208,12 @@ static void humanoid_body(int k, fb_body_def* def, char* name, void* ctx) {
     def->inertia = fb_rbi_capsule(SCENE_HUMANOID_DENSITY, p->radius, p0, p1);
 }
 
-/* The capsule of body k, the same one its inertia came from. */
+/* How much shorter than its inertia's capsule the shins' collision capsule is (m): with the
+ * spec's 5 cm shin radius and 4 cm ankle height the full capsule would reach 1 cm into the
+ * ground and the standing humanoid would stand on its shins, not on its feet and toes. */
+#define SHIN_COLLISION_TRIM 0.02
+
+/* The capsule of body k: the one its inertia came from (the shins' trimmed at the ankle). */
 static bool humanoid_shape(int k, fb_shape* sh, void* ctx) {
     (void)ctx;
     const humanoid_part* p = &HUMANOID[k - 1];
@@ -216,7 +221,8 @@ static bool humanoid_shape(int k, fb_shape* sh, void* ctx) {
     sh->type = FB_SHAPE_CAPSULE;
     sh->radius = p->radius;
     sh->p0 = p->parent ? fb_v3_zero() : p->offset;
-    sh->p1 = fb_v3_axpy(sh->p0, p->length, p->dir);
+    const double trim = strncmp(p->name, "shin", 4) == 0 ? SHIN_COLLISION_TRIM : 0.0;
+    sh->p1 = fb_v3_axpy(sh->p0, p->length - trim, p->dir);
     sh->R = fb_m3_identity();
     return true;
 }

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "bench_constraints.h"
+#include "stand.h"
 #include "bench_dynamics.h"
 #ifdef FB_HAVE_PEERS
 #include "bench_peers.h"
@@ -85,6 +86,14 @@ static int run_constraints(const bench_options* opt) {
     printf("K build per column %.3f us = %.1fx faster than one ABA call (Kokkevis reports ~3x);\n"
            "PGS: %d sweeps (warm-started), residual %.1e m/s^2\n",
            per_col, r.t[BC_ABA].median / per_col, r.iterations, r.residual);
+    printf("\nfull world step (fb_world_step), humanoid standing under PD torques, dt %g ms:\n"
+           "%.1f contacts and %.1f PGS sweeps per step on average, %ld halvings\n",
+           STAND_DT * 1e3, r.step_contacts, r.step_iterations, r.halvings);
+    printf("%-12s %10s %10s %10s\n", "part", "median_us", "p10_us", "p90_us");
+    for (int p = 0; p < BS_NPART; p++) {
+        printf("%-12s %10.2f %10.2f %10.2f\n", bench_spart_name((bench_spart)p), r.step[p].median,
+               r.step[p].p10, r.step[p].p90);
+    }
     return EXIT_OK;
 }
 
@@ -121,9 +130,27 @@ static int run_peers(const bench_options* opt) {
                t[PEER_MJ_FORWARD].median, r1, bt, r2, t[PEER_FB_RNEA].median,
                t[PEER_MJ_INVERSE].median, r3);
     }
-    printf("targets: forward >= 3x mj_forward and >= 2x btMultiBody; inverse >= 2x mj_inverse.\n"
-           "contact step against mj_step: not measured (featherbone's contact step is not built "
-           "yet)\n");
+    printf("targets: forward >= 3x mj_forward and >= 2x btMultiBody; inverse >= 2x mj_inverse.\n");
+    if (!(opt->models & 1u)) {
+        return EXIT_OK;
+    }
+    peer_step_result st;
+    if (bench_peers_step(opt, &st, &err) != 0) {
+        fprintf(stderr, "featherbone bench --peers: contact step: %s\n", err.msg);
+        return EXIT_FAIL;
+    }
+    char r[16];
+    ratio(r, sizeof r, st.fb.median, st.mj.median);
+    printf("\ncontact step, humanoid standing under PD torques, dt %g ms, interleaved "
+           "(target: faster than mj_step with PGS):\n"
+           "%-22s %9s %8s %8s %9s %13s\n"
+           "%-22s %9.2f %8.2f %8.2f %9.1f %13.2g\n"
+           "%-22s %9.2f %8.2f %8.2f %9.1f %13.2g\n"
+           "speed-up %s\n",
+           STAND_DT * 1e3, "", "median_us", "p10_us", "p90_us", "contacts", "pelvis_move_m",
+           "featherbone world step", st.fb.median, st.fb.p10, st.fb.p90, st.fb_contacts,
+           st.fb_pelvis_drop, "MuJoCo mj_step (PGS)", st.mj.median, st.mj.p10, st.mj.p90,
+           st.mj_contacts, st.mj_pelvis_drop, r);
     return EXIT_OK;
 }
 #else

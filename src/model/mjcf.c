@@ -121,7 +121,9 @@ static void write_geoms(FILE* f, const fb_model* m, int i, int depth) {
             v3(f, sh->p0);
             break;
         }
-        fputs("\"/>\n", f);
+        /* contype 1, conaffinity 0: the bodies touch the ground (conaffinity 1) but not each
+         * other, as in featherbone, which has no self-collision */
+        fputs("\" contype=\"1\" conaffinity=\"0\"/>\n", f);
     }
 }
 
@@ -173,7 +175,9 @@ fb_status fb_model_write_mjcf(const fb_model* m, const char* name, const char* p
     fputs("  <option gravity=\"", f);
     v3(f, m->opt.gravity);
     fputs("\"/>\n  <worldbody>\n", f);
-    fputs("    <geom name=\"ground\" type=\"plane\" size=\"0 0 1\" zaxis=\"0 1 0\"/>\n", f);
+    fputs("    <geom name=\"ground\" type=\"plane\" size=\"0 0 1\" zaxis=\"0 1 0\" contype=\"0\" "
+          "conaffinity=\"1\"/>\n",
+          f);
     for (int i = 1; i < m->nbody; i++) {
         if (m->parent[i] == 0) {
             write_body(f, m, i, 2);

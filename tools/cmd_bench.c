@@ -31,7 +31,9 @@ static const char USAGE[] =
     "\n"
     "bench constraints: the humanoid standing on 8 foot contacts (24 rows with friction):\n"
     "ABA, K built by test forces, PGS and apply per step, and K's cost per column against a\n"
-    "full ABA call.\n"
+    "full ABA call; then the full world step (fb_world_step) of the humanoid standing under\n"
+    "PD torques, split into dynamics, collision, K build and PGS. With --peers (humanoid\n"
+    "selected) the same world step is also timed against MuJoCo's mj_step with PGS.\n"
     "\n"
     "Build with the release preset for meaningful numbers.\n";
 

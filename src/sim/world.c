@@ -624,6 +624,7 @@ static void restore_state(fb_world* w, double t) {
         memcpy(w->d[k]->qd, w->qd_save[k], (size_t)w->m[k]->nv * sizeof(double));
         w->d[k]->time = t;
         w->d[k]->stage = 0;
+        w->d[k]->damping_dt = 0.0;
     }
     w->time = t;
 }

@@ -98,8 +98,8 @@ FB_API fb_status fb_world_step(fb_world* w, fb_error* err);
 /* Time of the world (s). */
 FB_API double fb_world_time(const fb_world* w);
 
-/* The touching contacts of the last substep, and the normal force each carried (N, the
- * multiplier of its normal row; NULL if not wanted). */
+/* The touching contacts of the last substep; fb_world_contact_force gives the normal force
+ * contact k carried (N, the multiplier of its normal row; 0 for an index out of range). */
 FB_API const fb_contact* fb_world_contacts(const fb_world* w, int* n);
 FB_API double fb_world_contact_force(const fb_world* w, int k);
 

@@ -11,50 +11,9 @@
 #define GEOM_TOL 1e-12
 #define NCAP 32
 
-/* One free body carrying one shape. */
-static fb_model* one_shape(fb_shape sh, fb_error* err) {
-    fb_model* m = fb_model_create(1, NULL, err);
-    fb_body_def def = fb_default_body_def();
-    def.name = "body";
-    def.joint = FB_JOINT_FLOATING;
-    def.inertia = fb_rbi_sphere(1000.0, 0.1, fb_v3_zero());
-    fb_model_add_body(m, &def, NULL, err);
-    sh.body = 1;
-    ck_assert_int_eq(fb_model_add_shape(m, &sh, err), FB_OK);
-    ck_assert_int_eq(fb_model_finalize(m, err), FB_OK);
-    return m;
-}
-
-static fb_shape sphere(double r) {
-    fb_shape s;
-    memset(&s, 0, sizeof s);
-    s.type = FB_SHAPE_SPHERE;
-    s.radius = r;
-    s.R = fb_m3_identity();
-    return s;
-}
-
-static fb_shape capsule(double r, fb_v3 p0, fb_v3 p1) {
-    fb_shape s = sphere(r);
-    s.type = FB_SHAPE_CAPSULE;
-    s.p0 = p0;
-    s.p1 = p1;
-    return s;
-}
-
-static fb_shape box(fb_v3 size) {
-    fb_shape s = sphere(1.0);
-    s.type = FB_SHAPE_BOX;
-    s.size = size;
-    return s;
-}
-
-/* Places the floating body at p with orientation q and updates kinematics. */
+/* Places the free body at p with orientation q and updates kinematics. */
 static void place(const fb_model* m, fb_data* d, fb_v3 p, fb_quat q) {
-    d->q[0] = p.x;
-    d->q[1] = p.y;
-    d->q[2] = p.z;
-    fb_quat_store(d->q + 3, q);
+    ck_place(d, p, q);
     fb_kinematics(m, d);
 }
 
@@ -66,8 +25,7 @@ static int plane_contacts(const fb_model* m, const fb_data* d, fb_plane pl, fb_c
 }
 
 START_TEST(sphere_on_flat_and_sloped_planes) {
-    fb_error err;
-    fb_model* m = one_shape(sphere(0.2), &err);
+    fb_model* m = ck_free_body(ck_shape_sphere(0.2), 1000.0);
     fb_data* d = ck_data(m);
     fb_contact c[NCAP];
     /* 1 cm into the ground */
@@ -95,8 +53,7 @@ START_TEST(sphere_on_flat_and_sloped_planes) {
 END_TEST
 
 START_TEST(capsule_lying_and_standing) {
-    fb_error err;
-    fb_model* m = one_shape(capsule(0.05, fb_v3_make(-0.2, 0, 0), fb_v3_make(0.2, 0, 0)), &err);
+    fb_model* m = ck_free_body(ck_shape_capsule(0.05, fb_v3_make(-0.2, 0, 0), fb_v3_make(0.2, 0, 0)), 1000.0);
     fb_data* d = ck_data(m);
     fb_contact c[NCAP];
     /* lying along x, touching: both ends */
@@ -115,8 +72,7 @@ START_TEST(capsule_lying_and_standing) {
 END_TEST
 
 START_TEST(box_on_face_edge_and_corner) {
-    fb_error err;
-    fb_model* m = one_shape(box(fb_v3_make(0.4, 0.2, 0.3)), &err);
+    fb_model* m = ck_free_body(ck_shape_box(fb_v3_make(0.4, 0.2, 0.3)), 1000.0);
     fb_data* d = ck_data(m);
     fb_contact c[NCAP];
     /* flat on its 0.4 x 0.3 face: the four corners (Gao's pitfall: not one point) */
@@ -155,8 +111,8 @@ END_TEST
  * origin; returns the contact count and fills c. */
 static int ball_against(fb_shape sh, fb_quat q, fb_v3 at, fb_contact* c) {
     fb_error err;
-    fb_model* ma = one_shape(sh, &err);
-    fb_model* mb = one_shape(sphere(0.1), &err);
+    fb_model* ma = ck_free_body(sh, 1000.0);
+    fb_model* mb = ck_free_body(ck_shape_sphere(0.1), 1000.0);
     fb_data* da = ck_data(ma);
     fb_data* db = ck_data(mb);
     place(ma, da, fb_v3_zero(), q);
@@ -181,11 +137,11 @@ START_TEST(ball_against_sphere_capsule_and_box) {
     fb_contact c[NCAP];
     /* two spheres of radius 0.2 and 0.1, centres 0.28 apart along (3,4,0)/5: 2 cm deep */
     const fb_v3 u = {0.6, 0.8, 0.0};
-    ck_assert_int_eq(ball_against(sphere(0.2), fb_quat_identity(), fb_v3_scale(u, 0.28), c), 1);
+    ck_assert_int_eq(ball_against(ck_shape_sphere(0.2), fb_quat_identity(), fb_v3_scale(u, 0.28), c), 1);
     fb_ck_near(c[0].depth, 0.02, 0.0, GEOM_TOL);
     ck_assert(fb_v3_norm(fb_v3_add(c[0].n, u)) < GEOM_TOL); /* from the ball to the sphere */
     /* capsule along x: beside its middle, and beyond its end */
-    const fb_shape cap = capsule(0.05, fb_v3_make(-0.3, 0, 0), fb_v3_make(0.3, 0, 0));
+    const fb_shape cap = ck_shape_capsule(0.05, fb_v3_make(-0.3, 0, 0), fb_v3_make(0.3, 0, 0));
     ck_assert_int_eq(ball_against(cap, fb_quat_identity(), fb_v3_make(0.1, 0.14, 0.0), c), 1);
     fb_ck_near(c[0].depth, 0.01, 0.0, GEOM_TOL);
     fb_ck_near(c[0].n.y, -1.0, 0.0, GEOM_TOL);
@@ -193,7 +149,7 @@ START_TEST(ball_against_sphere_capsule_and_box) {
     fb_ck_near(c[0].depth, 0.01, 0.0, GEOM_TOL);
     fb_ck_near(c[0].n.x, -1.0, 0.0, GEOM_TOL);
     /* box 0.4 x 0.2 x 0.3: against a face, an edge, and with the centre inside */
-    const fb_shape bx = box(fb_v3_make(0.4, 0.2, 0.3));
+    const fb_shape bx = ck_shape_box(fb_v3_make(0.4, 0.2, 0.3));
     ck_assert_int_eq(ball_against(bx, fb_quat_identity(), fb_v3_make(0.05, 0.19, 0.0), c), 1);
     fb_ck_near(c[0].depth, 0.01, 0.0, GEOM_TOL);
     fb_ck_near(c[0].n.y, -1.0, 0.0, GEOM_TOL);
@@ -212,7 +168,7 @@ END_TEST
 
 START_TEST(ids_are_stable_and_capacity_is_reported) {
     fb_error err;
-    fb_model* m = one_shape(box(fb_v3_make(0.4, 0.2, 0.3)), &err);
+    fb_model* m = ck_free_body(ck_shape_box(fb_v3_make(0.4, 0.2, 0.3)), 1000.0);
     fb_data* d = ck_data(m);
     fb_contact a[NCAP], b[NCAP];
     place(m, d, fb_v3_make(0.0, 0.099, 0.0), fb_quat_identity());
@@ -238,7 +194,7 @@ START_TEST(contact_rows_hold_the_weight) {
     /* a box resting flat: its four corner contacts with friction hold exactly m g, and with a
      * sideways push below mu m g it does not slide */
     fb_error err;
-    fb_model* m = one_shape(box(fb_v3_make(0.4, 0.2, 0.3)), &err);
+    fb_model* m = ck_free_body(ck_shape_box(fb_v3_make(0.4, 0.2, 0.3)), 1000.0);
     fb_data* d = ck_data(m);
     place(m, d, fb_v3_make(0.0, 0.1, 0.0), fb_quat_identity());
     d->f_ext[1] = (fb_fv){{0, 0, 0}, {0.5 * 0.8 * m->I[1].m * 9.81, 0, 0}};

@@ -17,40 +17,12 @@
 #define G 9.81
 #define DEG (FB_PI / 180.0)
 
-/* One free body carrying one shape whose solid (density rho) gives the inertia. */
-static fb_model* one_body(const fb_shape* shape, double rho) {
-    fb_error err;
-    fb_model* m = ck_model(fb_model_create(1, NULL, &err), &err);
-    fb_body_def def = fb_default_body_def();
-    def.name = "body";
-    def.joint = FB_JOINT_FLOATING;
-    def.inertia = shape->type == FB_SHAPE_BOX ? fb_rbi_box(rho, shape->size, shape->p0)
-                                              : fb_rbi_sphere(rho, shape->radius, shape->p0);
-    int id = 0;
-    ck_assert_int_eq(fb_model_add_body(m, &def, &id, &err), FB_OK);
-    fb_shape sh = *shape;
-    sh.body = id;
-    ck_assert_msg(fb_model_add_shape(m, &sh, &err) == FB_OK, "%s", err.msg);
-    ck_assert_msg(fb_model_finalize(m, &err) == FB_OK, "%s", err.msg);
-    return m;
-}
-
 static fb_model* box_model(fb_v3 size) {
-    fb_shape sh;
-    memset(&sh, 0, sizeof sh);
-    sh.type = FB_SHAPE_BOX;
-    sh.size = size;
-    sh.R = fb_m3_identity();
-    return one_body(&sh, 500.0);
+    return ck_free_body(ck_shape_box(size), 500.0);
 }
 
 static fb_model* ball_model(double radius, double rho) {
-    fb_shape sh;
-    memset(&sh, 0, sizeof sh);
-    sh.type = FB_SHAPE_SPHERE;
-    sh.radius = radius;
-    sh.R = fb_m3_identity();
-    return one_body(&sh, rho);
+    return ck_free_body(ck_shape_sphere(radius), rho);
 }
 
 static fb_world* ck_world(int n, const fb_model* const* m, const fb_world_opts* o) {
@@ -64,18 +36,6 @@ static void ck_step(fb_world* w) {
     fb_error err;
     ck_assert_msg(fb_world_step(w, &err) == FB_OK, "step at t = %g: %s", fb_world_time(w),
                   err.msg);
-}
-
-/* Sets a free body's pose: position p, rotation q (body -> world), zero velocity. */
-static void place(fb_data* d, fb_v3 p, fb_quat q) {
-    d->q[0] = p.x;
-    d->q[1] = p.y;
-    d->q[2] = p.z;
-    d->q[3] = q.w;
-    d->q[4] = q.x;
-    d->q[5] = q.y;
-    d->q[6] = q.z;
-    memset(d->qd, 0, 6 * sizeof(double));
 }
 
 static fb_v3 body_pos(const fb_data* d) {
@@ -94,7 +54,7 @@ START_TEST(box_rests_on_flat_ground) {
     fb_world* w = ck_world(1, &m, NULL);
     fb_data* d = fb_world_data(w, 0);
     const fb_v3 p0 = fb_v3_make(0.3, 0.1, -0.2); /* resting on its 0.4 x 0.3 face */
-    place(d, p0, fb_quat_identity());
+    ck_place(d, p0, fb_quat_identity());
     double worst_pen = 0.0;
     const int steps = (int)(10.0 / fb_world_options(w)->dt);
     for (int k = 0; k < steps; k++) {
@@ -124,7 +84,7 @@ static void slope_run(double theta, double mu, double t1, double t2, double* v1,
     ck_assert_int_eq(fb_world_set_material(w, 0, mu, 0.0, &err), FB_OK);
     fb_data* d = fb_world_data(w, 0);
     const fb_v3 p0 = fb_v3_scale(o.plane.n, 0.1);
-    place(d, p0, fb_quat_from_axis_angle(fb_v3_make(0, 0, 1), theta));
+    ck_place(d, p0, fb_quat_from_axis_angle(fb_v3_make(0, 0, 1), theta));
     const fb_v3 down = fb_v3_make(-cos(theta), -sin(theta), 0.0);
     const int n1 = (int)lround(t1 / o.dt), n2 = (int)lround(t2 / o.dt);
     for (int k = 1; k <= n2; k++) {
@@ -166,7 +126,7 @@ static double bounce_height(double e, double dt) {
     fb_error err;
     ck_assert_int_eq(fb_world_set_material(w, 0, 1.0, e, &err), FB_OK);
     fb_data* d = fb_world_data(w, 0);
-    place(d, fb_v3_make(0, 1.0 + r, 0), fb_quat_identity());
+    ck_place(d, fb_v3_make(0, 1.0 + r, 0), fb_quat_identity());
     int bounced = 0;
     double apex = 0.0, prev_vy = 0.0;
     for (int k = 0; k < (int)(5.0 / dt) && bounced < 2; k++) {
@@ -422,7 +382,7 @@ static void ball_hits_chain(double e, double mu) {
     fb_data* dc = fb_world_data(w, 0);
     fb_data* db = fb_world_data(w, 1);
     /* the chain bent a little and tumbling slowly; the ball touches segment 1 off-centre */
-    place(dc, fb_v3_zero(), fb_quat_identity());
+    ck_place(dc, fb_v3_zero(), fb_quat_identity());
     dc->q[7] = 0.3;
     dc->qd[0] = 0.2;
     dc->qd[5] = 0.1;
@@ -430,7 +390,7 @@ static void ball_hits_chain(double e, double mu) {
     fb_kinematics(chain_m, dc);
     const fb_v3 target = fb_point_pos(chain_m, dc, 2, fb_v3_make(0.2, 0, 0));
     const fb_v3 from = fb_v3_scale(fb_v3_make(0.1, 1.0, 0.3), 1.0 / sqrt(1.1));
-    place(db, fb_v3_axpy(target, 0.05 + 0.11, from), fb_quat_identity());
+    ck_place(db, fb_v3_axpy(target, 0.05 + 0.11, from), fb_quat_identity());
     db->qd[3] = -10.0 * from.x;
     db->qd[4] = -10.0 * from.y;
     db->qd[5] = -10.0 * from.z;
@@ -494,7 +454,7 @@ START_TEST(stepping_through_a_hit_conserves_momentum) {
     fb_model *chain_m, *ball_m;
     fb_world* w = chain_and_ball(0.5, 0.6, &chain_m, &ball_m);
     fb_data* db = fb_world_data(w, 1);
-    place(db, fb_v3_make(0.6, 0.5, 0.02), fb_quat_identity());
+    ck_place(db, fb_v3_make(0.6, 0.5, 0.02), fb_quat_identity());
     db->qd[4] = -10.0;
     fb_fv prev = total_momentum(w);
     const double scale = fb_v3_norm(prev.f);
@@ -540,7 +500,7 @@ START_TEST(world_rejects_bad_options_and_reports_blowups) {
     ck_assert_int_eq(fb_world_set_material(w, 0, -1.0, 0.0, &err), FB_EINVAL);
     /* a runaway: a huge force makes the ball exceed max_speed */
     fb_data* d = fb_world_data(w, 0);
-    place(d, fb_v3_make(0, 5, 0), fb_quat_identity());
+    ck_place(d, fb_v3_make(0, 5, 0), fb_quat_identity());
     d->f_ext[1] = (fb_fv){fb_v3_zero(), fb_v3_make(1e9, 0, 0)};
     ck_assert_int_eq(fb_world_step(w, &err), FB_ENUMERIC);
     ck_assert_msg(strstr(err.msg, "t = ") && strstr(err.msg, "body"), "%s", err.msg);

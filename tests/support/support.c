@@ -36,6 +36,53 @@ fb_data* ck_data(const fb_model* m) {
     return d;
 }
 
+fb_shape ck_shape_sphere(double r) {
+    fb_shape s;
+    memset(&s, 0, sizeof s);
+    s.type = FB_SHAPE_SPHERE;
+    s.radius = r;
+    s.R = fb_m3_identity();
+    return s;
+}
+
+fb_shape ck_shape_capsule(double r, fb_v3 p0, fb_v3 p1) {
+    fb_shape s = ck_shape_sphere(r);
+    s.type = FB_SHAPE_CAPSULE;
+    s.p0 = p0;
+    s.p1 = p1;
+    return s;
+}
+
+fb_shape ck_shape_box(fb_v3 size) {
+    fb_shape s = ck_shape_sphere(1.0);
+    s.type = FB_SHAPE_BOX;
+    s.size = size;
+    return s;
+}
+
+fb_model* ck_free_body(fb_shape sh, double rho) {
+    fb_error err;
+    fb_model* m = ck_model(fb_model_create(1, NULL, &err), &err);
+    fb_body_def def = fb_default_body_def();
+    def.name = "body";
+    def.joint = FB_JOINT_FLOATING;
+    def.inertia = sh.type == FB_SHAPE_BOX       ? fb_rbi_box(rho, sh.size, sh.p0)
+                  : sh.type == FB_SHAPE_CAPSULE ? fb_rbi_capsule(rho, sh.radius, sh.p0, sh.p1)
+                                                : fb_rbi_sphere(rho, sh.radius, sh.p0);
+    ck_assert_msg(fb_model_add_body(m, &def, &sh.body, &err) == FB_OK, "%s", err.msg);
+    ck_assert_msg(fb_model_add_shape(m, &sh, &err) == FB_OK, "%s", err.msg);
+    ck_assert_msg(fb_model_finalize(m, &err) == FB_OK, "%s", err.msg);
+    return m;
+}
+
+void ck_place(fb_data* d, fb_v3 p, fb_quat q) {
+    d->q[0] = p.x;
+    d->q[1] = p.y;
+    d->q[2] = p.z;
+    fb_quat_store(d->q + 3, q);
+    memset(d->qd, 0, 6 * sizeof(double));
+}
+
 /* Jr^-1(psi) w = w + psi x w / 2 + k psi x (psi x w), k = 1/th^2 - (1 + cos th)/(2 th sin th)
  * (-> 1/12 as th -> 0): the rate of the rotation vector psi of a rotation exp(psi) whose body
  * angular velocity is w. */

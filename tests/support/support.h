@@ -29,6 +29,18 @@ int ck_run_suite(Suite* s);
 fb_model* ck_model(fb_model* m, const fb_error* err);
 fb_data* ck_data(const fb_model* m);
 
+/* Shapes with identity axes (body coordinates), for one-body scenes. */
+fb_shape ck_shape_sphere(double r);
+fb_shape ck_shape_capsule(double r, fb_v3 p0, fb_v3 p1);
+fb_shape ck_shape_box(fb_v3 size);
+
+/* A model of one free body (floating joint, body 1) carrying `sh`, its inertia that of the
+ * shape as a solid of density rho. Fails the test on error. */
+fb_model* ck_free_body(fb_shape sh, double rho);
+
+/* Puts that free body at p with orientation q (body -> world), at rest. */
+void ck_place(fb_data* d, fb_v3 p, fb_quat q);
+
 /* One classical fourth-order Runge-Kutta step of the passive dynamics (ABA with d->tau and
  * d->f_ext), done on the configuration manifold: the stages live in local coordinates xi
  * around the step's start q0 (q = fb_integrate(q0, xi, 1)), and the rotational part of each

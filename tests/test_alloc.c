@@ -161,11 +161,65 @@ START_TEST(world_step_does_not_allocate) {
 }
 END_TEST
 
+/* The same with self-collision on: every pair of the humanoid's bodies that are not parent
+ * and child and do not touch standing (fb_world_set_self_collision_nonadjacent, then
+ * fb_world_clear_self_collision_touching), the legs swinging into each other as it falls. */
+START_TEST(world_step_with_self_collision_does_not_allocate) {
+    counting cnt = {0, 0};
+    const fb_allocator alloc = {counting_alloc, counting_free, &cnt};
+    fb_error err;
+    fb_model* m = ck_model(scene_humanoid(&err), &err);
+    for (int i = 1; i < m->nbody; i++) {
+        if (m->jtype[i] == FB_JOINT_SPHERICAL || m->jtype[i] == FB_JOINT_REVOLUTE) {
+            ck_assert_int_eq(fb_model_set_damping(m, i, 1.0, &err), FB_OK);
+        }
+    }
+    const fb_model* mc = m;
+    fb_world* w = fb_world_create(1, &mc, NULL, &alloc, &err);
+    ck_assert_msg(w != NULL, "%s", err.msg);
+    fb_data* d = fb_world_data(w, 0);
+    scene_humanoid_standing(m, d->q);
+    ck_assert_int_eq(fb_world_set_self_collision_nonadjacent(w, 0, true, &err), FB_OK);
+    int cleared = 0;
+    ck_assert_int_eq(fb_world_clear_self_collision_touching(w, 0, &cleared, &err), FB_OK);
+    ck_assert_int_gt(cleared, 0);
+    d->q[1] += 0.05;
+    d->qd[0] = 1.0; /* tipping over */
+    const int thigh_l = fb_model_body_by_name(m, "thigh_l");
+    const int thigh_r = fb_model_body_by_name(m, "thigh_r");
+    ck_assert(fb_world_self_collision(w, 0, thigh_l, thigh_r));
+    const int hip_l = m->v_adr[thigh_l], hip_r = m->v_adr[thigh_r];
+    d->qd[hip_l + 2] = -4.0; /* the legs swing together about the forward axis */
+    d->qd[hip_r + 2] = 4.0;
+    const long after_create = cnt.allocs;
+    g_heap_calls = 0;
+    g_counting = 1;
+    int failed = 0, self_contacts = 0;
+    for (int k = 0; k < 400; k++) {
+        failed += fb_world_step(w, NULL) != FB_OK;
+        int n;
+        const fb_contact* c = fb_world_contacts(w, &n);
+        for (int j = 0; j < n; j++) {
+            self_contacts += c[j].art_b == c[j].art_a;
+        }
+    }
+    g_counting = 0;
+    ck_assert_int_eq(failed, 0);
+    ck_assert_msg(g_heap_calls == 0, "%ld heap calls inside fb_world_step", g_heap_calls);
+    ck_assert_int_eq(cnt.allocs, after_create);
+    ck_assert_msg(self_contacts > 0, "no self-contact in the run");
+    fb_world_destroy(w);
+    ck_assert_int_eq(cnt.frees, cnt.allocs);
+    fb_model_destroy(m);
+}
+END_TEST
+
 static Suite* alloc_suite(void) {
     Suite* s = suite_create("alloc");
     TCase* tc = tcase_create("alloc");
     tcase_add_test(tc, dynamics_calls_do_not_allocate);
     tcase_add_test(tc, world_step_does_not_allocate);
+    tcase_add_test(tc, world_step_with_self_collision_does_not_allocate);
     suite_add_tcase(s, tc);
     return s;
 }

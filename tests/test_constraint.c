@@ -1,7 +1,8 @@
 /* Constraints: the test-force responses (AccelerationDeltas), the constraint matrix K and the
  * projected Gauss-Seidel solver, each against an independent reference:
  *   responses vs the test-force method (a full ABA call with and without the force) and vs
- *   M^-1 J^T f from CRBA; K vs J M^-1 J^T (CRBA + Jacobians) and vs the test-force method;
+ *   M^-1 J^T f from CRBA; K vs J M^-1 J^T (CRBA + Jacobians) and vs the test-force method,
+ *   also for rows between two bodies of one articulation (self-collision);
  *   qdd after the solve vs ABA run with the constraint forces applied; PGS vs Lemke on random
  *   LCPs, and sanity on singular K (duplicate and coplanar contacts). */
 #include <stdio.h>
@@ -297,6 +298,177 @@ START_TEST(k_matches_j_minv_jt_and_the_test_force_method) {
 }
 END_TEST
 
+/* n^T (J_p(body, p) [- J_p(body_b, p_b)]) into Jk (nv): row k of J for a point row within one
+ * articulation, from CRBA's independent point Jacobians. */
+static void point_row_jacobian(const fb_model* m, const fb_data* d, const fb_row* row,
+                               double* Jp, double* Jk) {
+    const int nv = m->nv;
+    memset(Jk, 0, (size_t)nv * sizeof(double));
+    for (int side = 0; side < (row->art_b >= 0 ? 2 : 1); side++) {
+        const double sign = side == 0 ? 1.0 : -1.0;
+        fb_jac_point(m, d, side == 0 ? row->body : row->body_b, side == 0 ? row->p : row->p_b,
+                     Jp);
+        for (int j = 0; j < nv; j++) {
+            Jk[j] += sign * (row->n.x * Jp[j] + row->n.y * Jp[nv + j] + row->n.z * Jp[2 * nv + j]);
+        }
+    }
+}
+
+/* Rows between two bodies of one articulation (self-collision): their column is one test with
+ * both forces (fb_accel_delta_force_pair). On random trees with a mix of such pair rows, single
+ * point rows and dof rows: the pair response against the sum of two single responses, K
+ * against J M^-1 J^T from CRBA and point Jacobians, the row velocities against J qd, and
+ * qdd0 + sum lambda dqdd (fb_csys_apply) against ABA with those forces applied as f_ext. */
+START_TEST(k_of_rows_within_one_articulation_matches_j_minv_jt) {
+    int pair_rows = 0, trees = 0;
+    double worst_k = 0.0, worst_pair = 0.0, worst_apply = 0.0;
+    for (uint64_t seed = 1; seed <= 60; seed++) {
+        fb_error err;
+        fb_model* m = ck_model(scene_random_tree(seed * 31u, 30, &err), &err);
+        if (m->nv == 0 || m->nbody < 3) {
+            fb_model_destroy(m);
+            continue;
+        }
+        trees++;
+        fb_data* d = ck_data(m);
+        scene_rng r = scene_rng_make(seed);
+        scene_random_state(m, d, &r, 2.0, 5.0);
+        ck_assert_int_eq(fb_aba(m, d, &err), FB_OK);
+        const int nv = m->nv;
+        const size_t vb = (size_t)nv * sizeof(double);
+        double* dq_pair = malloc(vb);
+        double* dq_a = malloc(vb);
+        double* dq_b = malloc(vb);
+        /* the pair response is the sum of the two single ones */
+        const int ba = scene_rng_int(&r, 1, m->nbody - 1), bb = scene_rng_int(&r, 1, m->nbody - 1);
+        const fb_fv fa = random_force(&r), fbv = random_force(&r);
+        fb_accel_delta_force_pair(m, d, ba, fa, bb, fbv, dq_pair);
+        fb_accel_delta_force(m, d, ba, fa, dq_a);
+        fb_accel_delta_force(m, d, bb, fbv, dq_b);
+        for (int k = 0; k < nv; k++) {
+            dq_a[k] += dq_b[k];
+        }
+        worst_pair = fmax(worst_pair, ck_rel_diff(dq_pair, dq_a, nv, 1e-12));
+        ck_assert_msg(ck_rel_diff(dq_pair, dq_a, nv, 1e-12) < XCHECK_TOL,
+                      "seed %llu: pair response vs two responses %g", (unsigned long long)seed,
+                      ck_rel_diff(dq_pair, dq_a, nv, 1e-12));
+        /* rows: 0 dof, 1 point, 2 and 3 a point relative to another body of the tree */
+        const fb_model* ms[1] = {m};
+        fb_data* ds[1] = {d};
+        fb_csys* cs = fb_csys_create(1, ms, ds, 24, NULL, &err);
+        ck_assert_msg(cs, "%s", err.msg);
+        const int nr = scene_rng_int(&r, 1, 20);
+        for (int k = 0; k < nr; k++) {
+            fb_row row = fb_default_row();
+            const int kind = scene_rng_int(&r, 0, 3);
+            if (kind == 0) {
+                row.type = FB_ROW_DOF;
+                row.dof = scene_rng_int(&r, 0, nv - 1);
+            } else {
+                row.body = scene_rng_int(&r, 1, m->nbody - 1);
+                row.p = fb_v3_scale(scene_rng_unit(&r), 0.2);
+                row.n = scene_rng_unit(&r);
+                if (kind >= 2) {
+                    row.art_b = 0;
+                    row.body_b = scene_rng_int(&r, 1, m->nbody - 2);
+                    row.body_b += row.body_b >= row.body; /* any other body */
+                    row.p_b = fb_v3_scale(scene_rng_unit(&r), 0.2);
+                    pair_rows++;
+                }
+            }
+            ck_assert_msg(fb_csys_add_row(cs, &row, &err) == FB_OK, "%s", err.msg);
+        }
+        ck_assert_int_eq(fb_csys_build(cs, &err), FB_OK);
+        /* reference: J M^-1 J^T by CRBA and Cholesky */
+        double* J = calloc((size_t)nr * (size_t)nv, sizeof(double));
+        double* Jp = malloc(3 * vb);
+        double* L = malloc((size_t)nv * vb);
+        double* x = malloc(vb);
+        fb_crba(m, d);
+        for (int k = 0; k < nr; k++) {
+            const fb_row* row = &cs->row[k];
+            double* Jk = J + (size_t)k * (size_t)nv;
+            if (row->type == FB_ROW_DOF) {
+                Jk[row->dof] = 1.0;
+            } else {
+                point_row_jacobian(m, d, row, Jp, Jk);
+            }
+        }
+        double worst = 0.0, scale = 1e-12;
+        for (int c = 0; c < nr; c++) {
+            memcpy(x, J + (size_t)c * (size_t)nv, vb);
+            ck_assert(scene_solve_spd(d->M, nv, L, x));
+            for (int k = 0; k < nr; k++) {
+                double v = 0.0;
+                for (int j = 0; j < nv; j++) {
+                    v += J[(size_t)k * (size_t)nv + j] * x[j];
+                }
+                worst = fmax(worst, fabs(cs->K[k * nr + c] - v));
+                scale = fmax(scale, fabs(v));
+            }
+        }
+        worst_k = fmax(worst_k, worst / scale);
+        ck_assert_msg(worst / scale < XCHECK_TOL, "seed %llu: K vs J M^-1 J^T %g",
+                      (unsigned long long)seed, worst / scale);
+        /* the row velocities are J qd */
+        double v[24];
+        fb_kinematics(m, d);
+        fb_csys_row_velocity(cs, v);
+        for (int k = 0; k < nr; k++) {
+            double Jqd = 0.0;
+            for (int j = 0; j < nv; j++) {
+                Jqd += J[(size_t)k * (size_t)nv + j] * d->qd[j];
+            }
+            fb_ck_near(v[k], Jqd, XCHECK_TOL, XCHECK_TOL);
+        }
+        /* for any multipliers (random ones: random rows may be dependent, and the solver is
+         * tested elsewhere), qdd0 + sum lambda dqdd is ABA with the forces applied */
+        for (int k = 0; k < nr; k++) {
+            cs->lambda[k] = scene_rng_uniform(&r, -10.0, 10.0);
+        }
+        ck_assert_int_eq(fb_aba(m, d, &err), FB_OK);
+        fb_csys_apply(cs);
+        memcpy(x, d->qdd, vb);
+        for (int k = 0; k < nr; k++) {
+            const fb_row* row = &cs->row[k];
+            const double l = cs->lambda[k];
+            if (row->type == FB_ROW_DOF) {
+                d->tau[row->dof] += l;
+                continue;
+            }
+            const fb_v3 pa = fb_point_pos(m, d, row->body, row->p);
+            d->f_ext[row->body] = fb_fv_add(d->f_ext[row->body],
+                                            (fb_fv){fb_v3_scale(fb_v3_cross(pa, row->n), l),
+                                                    fb_v3_scale(row->n, l)});
+            if (row->art_b == 0) {
+                const fb_v3 pb = fb_point_pos(m, d, row->body_b, row->p_b);
+                d->f_ext[row->body_b] = fb_fv_sub(d->f_ext[row->body_b],
+                                                  (fb_fv){fb_v3_scale(fb_v3_cross(pb, row->n), l),
+                                                          fb_v3_scale(row->n, l)});
+            }
+        }
+        ck_assert_int_eq(fb_aba(m, d, &err), FB_OK);
+        worst_apply = fmax(worst_apply, ck_rel_diff(x, d->qdd, nv, 1.0));
+        ck_assert_msg(ck_rel_diff(x, d->qdd, nv, 1.0) < XCHECK_TOL, "seed %llu: applied %g",
+                      (unsigned long long)seed, ck_rel_diff(x, d->qdd, nv, 1.0));
+        free(dq_pair);
+        free(dq_a);
+        free(dq_b);
+        free(J);
+        free(Jp);
+        free(L);
+        free(x);
+        fb_csys_destroy(cs);
+        fb_data_destroy(d);
+        fb_model_destroy(m);
+    }
+    printf("rows within one articulation: %d trees, %d pair rows; K vs J M^-1 J^T %.2e, pair "
+           "response %.2e, applied %.2e\n",
+           trees, pair_rows, worst_k, worst_pair, worst_apply);
+    ck_assert_int_gt(pair_rows, 100);
+}
+END_TEST
+
 /* A constraint system whose K and a0 the test fills in directly (rows are dof rows of a
  * dummy articulation; only their bounds matter to the solver). */
 typedef struct lcp_fixture {
@@ -476,6 +648,11 @@ START_TEST(bad_rows_are_refused) {
     row.friction_of = 0;
     ck_assert_int_eq(fb_csys_add_row(cs, &row, &err), FB_EINVAL); /* no earlier row */
     row.friction_of = -1;
+    row.art_b = 0; /* a point relative to another point of the same body */
+    row.body_b = 1;
+    ck_assert_int_eq(fb_csys_add_row(cs, &row, &err), FB_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err.msg, "art_b/body_b"));
+    row.art_b = -1;
     ck_assert_int_eq(fb_csys_add_row(cs, &row, &err), FB_OK);
     ck_assert_int_eq(fb_csys_add_row(cs, &row, &err), FB_OK);
     ck_assert_int_eq(fb_csys_add_row(cs, &row, &err), FB_ECAPACITY);
@@ -493,6 +670,7 @@ static Suite* constraint_suite(void) {
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, responses_match_test_force_method_and_crba);
     tcase_add_test(tc, k_matches_j_minv_jt_and_the_test_force_method);
+    tcase_add_test(tc, k_of_rows_within_one_articulation_matches_j_minv_jt);
     tcase_add_test(tc, pgs_reaches_lemke_on_random_lcps);
     tcase_add_test(tc, mixed_and_friction_rows_meet_their_conditions);
     tcase_add_test(tc, singular_k_does_not_blow_up);

@@ -5,7 +5,10 @@
  *   a ragdoll (the bundled clip's character, no control) comes to rest on the ground;
  *   pendulum chains (hinges, ball joints with swing cones) never pass their limits by 0.5 deg;
  *   a ball hitting a free chain in zero gravity: the impulses conserve linear and angular
- *   momentum; with e = 1, mu = 0 kinetic energy; with e = 0 the normal velocity ends at zero. */
+ *   momentum; with e = 1, mu = 0 kinetic energy; with e = 0 the normal velocity ends at zero;
+ *   self-collision: an arm falls onto a post of its own articulation and rests where geometry
+ *   and the balance of moments say, and a free chain folding into itself keeps its momentum;
+ *   with the pair off (the default) both pass through. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -487,6 +490,253 @@ START_TEST(stepping_through_a_hit_conserves_momentum) {
 }
 END_TEST
 
+/* ---- self-collision ---------------------------------------------------------------------- */
+
+/* Radius of the arm's and the post's capsules (m). */
+#define SELF_R 0.04
+
+/* A post and an arm of one articulation, both children of the world: the post (body 1) welded
+ * at x = 0.3, a vertical capsule from y = -0.6 up to its top at y = -0.15; the arm (body 2) on
+ * a hinge about z at the origin, a capsule from x = 0.05 to 0.6, released horizontal. */
+static fb_model* arm_and_post(void) {
+    fb_error err;
+    fb_model* m = ck_model(fb_model_create(2, NULL, &err), &err);
+    fb_body_def post = fb_default_body_def();
+    post.name = "post";
+    post.X_tree = fb_xf_xlt(fb_v3_make(0.3, 0.0, 0.0));
+    int id;
+    ck_assert_int_eq(fb_model_add_body(m, &post, &id, &err), FB_OK);
+    fb_shape sh = ck_shape_capsule(SELF_R, fb_v3_make(0, -0.6, 0), fb_v3_make(0, -0.15, 0));
+    sh.body = id;
+    ck_assert_int_eq(fb_model_add_shape(m, &sh, &err), FB_OK);
+    fb_body_def arm = fb_default_body_def();
+    arm.name = "arm";
+    arm.joint = FB_JOINT_REVOLUTE;
+    sh = ck_shape_capsule(SELF_R, fb_v3_make(0.05, 0, 0), fb_v3_make(0.6, 0, 0));
+    arm.inertia = fb_rbi_capsule(1000.0, SELF_R, sh.p0, sh.p1);
+    ck_assert_int_eq(fb_model_add_body(m, &arm, &id, &err), FB_OK);
+    sh.body = id;
+    ck_assert_int_eq(fb_model_add_shape(m, &sh, &err), FB_OK);
+    ck_assert_msg(fb_model_finalize(m, &err) == FB_OK, "%s", err.msg);
+    return m;
+}
+
+typedef struct arm_run {
+    double deepest;     /* m, deepest post-arm overlap seen (narrow phase, every step) */
+    double energy_rise; /* J, largest rise of KE + PE over its value at release */
+    double angle;       /* rad below horizontal at the end */
+    double speed;       /* rad/s at the end */
+    double force;       /* N, normal force of the post-arm contact at the end */
+    double lever;       /* m, distance along the arm from the hinge to the contact at the end */
+} arm_run;
+
+/* Swings the arm for `seconds` with the post-arm pair on or off (frictionless, e = 0). */
+static arm_run swing_arm(const fb_model* m, bool self, double seconds) {
+    fb_world_opts o = fb_default_world_opts();
+    o.ground = false;
+    fb_world* w = ck_world(1, &m, &o);
+    fb_error err;
+    ck_assert_int_eq(fb_world_set_material(w, 0, 0.0, 0.0, &err), FB_OK);
+    ck_assert(!fb_world_self_collision(w, 0, 1, 2)); /* off by default */
+    if (self) {
+        /* post and arm are siblings, not parent and child: the convenience switches them on */
+        ck_assert_int_eq(fb_world_set_self_collision_nonadjacent(w, 0, true, &err), FB_OK);
+        ck_assert(fb_world_self_collision(w, 0, 2, 1));
+    }
+    fb_data* d = fb_world_data(w, 0);
+    double ke, pe0;
+    fb_kinematics(m, d);
+    fb_energy(m, d, &ke, &pe0);
+    arm_run run = {0.0, -INFINITY, 0.0, 0.0, 0.0, 0.0};
+    for (int k = 0; k < (int)(seconds / o.dt); k++) {
+        ck_step(w);
+        double pe;
+        fb_kinematics(m, d);
+        fb_energy(m, d, &ke, &pe);
+        run.energy_rise = fmax(run.energy_rise, ke + pe - pe0);
+        fb_contact c[4];
+        int n = 0;
+        ck_assert_int_eq(fb_collide_shape_pair(m, d, 0, 0, m, d, 0, 1, 0.0, c, &n, 4, &err),
+                         FB_OK);
+        for (int j = 0; j < n; j++) {
+            run.deepest = fmax(run.deepest, c[j].depth);
+        }
+    }
+    run.angle = -d->q[0];
+    run.speed = d->qd[0];
+    int n;
+    const fb_contact* c = fb_world_contacts(w, &n);
+    for (int j = 0; j < n; j++) {
+        ck_assert(c[j].art_a == 0 && c[j].art_b == 0 && c[j].body_a == 1 && c[j].body_b == 2);
+        run.force += fb_world_contact_force(w, j);
+        /* the contact point's distance along the arm's axis (the lever of a normal force) */
+        const fb_v3 u = fb_point_pos(m, d, 2, fb_v3_make(1, 0, 0)); /* the hinge is at 0 */
+        run.lever = fb_v3_dot(fb_point_pos(m, d, 2, c[j].p_b), u);
+    }
+    ck_assert_int_eq(fb_world_get_stats(w)->max_penetration <= o.pen_tol, true);
+    fb_world_destroy(w);
+    return run;
+}
+
+/* The arm falls onto the post's top and stays there. Closed form: the arm's axis comes within
+ * 2 r of the post's top P = (0.3, -0.15) at the angle theta* below horizontal with
+ * 0.15 cos theta - 0.3 sin theta = 2 r; at rest there the post holds the arm's weight, the
+ * moments about the hinge balancing: F (P . u) = m g c cos theta* (c: the arm's centre of mass
+ * along it). Frictionless with e = 0, the hit ends the swing: the energy never rises above its
+ * value at release. Without the pair (the default) the same arm swings through the post. */
+START_TEST(arm_swings_onto_a_post_of_its_own_articulation) {
+    fb_model* m = arm_and_post();
+    const double phi = atan2(0.3, 0.15);
+    const double theta = acos(2.0 * SELF_R / hypot(0.15, 0.3)) - phi;
+    const double lever = 0.3 * cos(theta) + 0.15 * sin(theta);
+    const double mass = m->I[2].m, c = 0.325;
+    const double force = mass * G * c * cos(theta) / lever;
+    const arm_run on = swing_arm(m, true, 2.0);
+    printf("arm onto post, self-collision on: deepest %.3g m, largest energy change from "
+           "release %+.3g J; rests at %.6f rad (closed form %.6f, %+.2g), %.2g rad/s; contact "
+           "force %.6g N (closed form %.6g, %+.2g%%), lever %.6f m (%.6f)\n",
+           on.deepest, on.energy_rise, on.angle, theta, on.angle - theta, on.speed, on.force,
+           force, 100.0 * (on.force / force - 1.0), on.lever, lever);
+    ck_assert_msg(on.deepest <= 1e-3, "penetration %g m beyond pen_tol", on.deepest);
+    ck_assert_msg(on.energy_rise < 1e-3 * mass * G * c, "energy rose by %g J", on.energy_rise);
+    fb_ck_near(on.angle, theta, 0.0, 1e-3);
+    ck_assert_msg(fabs(on.speed) < 1e-3, "still moving at %g rad/s", on.speed);
+    fb_ck_near(on.force, force, 1e-3, 0.0);
+    fb_ck_near(on.lever, lever, 0.0, 1e-3);
+    /* off (the default): the capsules pass through each other and the arm swings past the
+     * vertical */
+    const arm_run off = swing_arm(m, false, 2.0);
+    printf("arm onto post, self-collision off: deepest %.3g m, swings to %.3f rad\n",
+           off.deepest, off.angle);
+    ck_assert_msg(off.deepest > 0.05, "the capsules did not overlap (%g m)", off.deepest);
+    fb_model_destroy(m);
+}
+END_TEST
+
+START_TEST(self_collision_table_checks_its_arguments) {
+    fb_model* m = free_chain(); /* seg0 - seg1 - seg2 on bodies 1, 2, 3 */
+    const fb_model* mc = m;
+    fb_world* w = ck_world(1, &mc, NULL);
+    fb_error err;
+    for (int a = 1; a <= 3; a++) {
+        for (int b = 1; b <= 3; b++) {
+            ck_assert(!fb_world_self_collision(w, 0, a, b)); /* all off by default */
+        }
+    }
+    ck_assert_int_eq(fb_world_set_self_collision(w, 1, 1, 3, true, &err), FB_EINVAL);
+    ck_assert_msg(strstr(err.msg, "art:") != NULL, "%s", err.msg);
+    ck_assert_int_eq(fb_world_set_self_collision(w, 0, 0, 3, true, &err), FB_EINVAL);
+    ck_assert_msg(strstr(err.msg, "body_a:") != NULL, "%s", err.msg);
+    ck_assert_int_eq(fb_world_set_self_collision(w, 0, 1, 4, true, &err), FB_EINVAL);
+    ck_assert_msg(strstr(err.msg, "body_b:") != NULL, "%s", err.msg);
+    ck_assert_int_eq(fb_world_set_self_collision(w, 0, 2, 2, true, &err), FB_EINVAL);
+    ck_assert_msg(strstr(err.msg, "body_b:") != NULL, "%s", err.msg);
+    ck_assert_int_eq(fb_world_set_self_collision_nonadjacent(w, -1, true, &err), FB_EINVAL);
+    ck_assert_int_eq(fb_world_clear_self_collision_touching(w, 2, NULL, &err), FB_EINVAL);
+    /* one pair, both orders */
+    ck_assert_int_eq(fb_world_set_self_collision(w, 0, 3, 2, true, &err), FB_OK);
+    ck_assert(fb_world_self_collision(w, 0, 2, 3) && fb_world_self_collision(w, 0, 3, 2));
+    ck_assert_int_eq(fb_world_set_self_collision(w, 0, 2, 3, false, &err), FB_OK);
+    ck_assert(!fb_world_self_collision(w, 0, 3, 2));
+    /* not parent and child: only seg0 - seg2 */
+    ck_assert_int_eq(fb_world_set_self_collision_nonadjacent(w, 0, true, &err), FB_OK);
+    ck_assert(fb_world_self_collision(w, 0, 1, 3));
+    ck_assert(!fb_world_self_collision(w, 0, 1, 2) && !fb_world_self_collision(w, 0, 2, 3));
+    /* straight, seg0 and seg2 are 0.4 m apart: nothing to clear; folded onto each other
+     * (hinge at 180 degrees) they overlap: cleared */
+    fb_data* d = fb_world_data(w, 0);
+    int cleared = -1;
+    ck_assert_int_eq(fb_world_clear_self_collision_touching(w, 0, &cleared, &err), FB_OK);
+    ck_assert_int_eq(cleared, 0);
+    ck_assert(fb_world_self_collision(w, 0, 1, 3));
+    d->q[7] = FB_PI;
+    fb_quat_store(d->q + 8, fb_quat_from_axis_angle(fb_v3_make(0, 0, 1), FB_PI));
+    ck_assert_int_eq(fb_world_clear_self_collision_touching(w, 0, &cleared, &err), FB_OK);
+    ck_assert_int_eq(cleared, 1);
+    ck_assert(!fb_world_self_collision(w, 0, 1, 3));
+    fb_world_destroy(w);
+    fb_model_destroy(m);
+}
+END_TEST
+
+/* The free chain folding onto itself in zero gravity: the middle hinge bent back by 150
+ * degrees, the last segment swinging about its ball joint into the first. Contact forces and
+ * impulses between two bodies of one articulation are internal: they must leave its linear and
+ * angular momentum alone (the step holding the hit is held to the drift of the contact-free
+ * steps, as above), and with e = 0 they can only take kinetic energy away. Returns the
+ * deepest overlap of the first and last segments (narrow phase, every step). */
+static double fold_chain(bool self, double* impact_change, double* free_drift, double* ke0,
+                         double* ke1, long* impacts) {
+    fb_model* m = free_chain();
+    fb_world_opts o = fb_default_world_opts();
+    o.ground = false;
+    const fb_model* mc = m;
+    fb_world* w = ck_world(1, &mc, &o);
+    fb_error err;
+    ck_assert_int_eq(fb_world_set_material(w, 0, 0.5, 0.0, &err), FB_OK);
+    if (self) {
+        ck_assert_int_eq(fb_world_set_self_collision(w, 0, 3, 1, true, &err), FB_OK);
+    }
+    fb_data* d = fb_world_data(w, 0);
+    ck_place(d, fb_v3_zero(), fb_quat_identity());
+    d->q[7] = 150.0 * DEG;
+    fb_quat_store(d->q + 8, fb_quat_from_axis_angle(fb_v3_make(0, 0, 1), 50.0 * DEG));
+    d->qd[9] = 4.0; /* the last segment swings on towards the first */
+    d->qd[0] = 0.3; /* and the whole chain tumbles a little */
+    fb_fv prev = total_momentum(w);
+    const double scale = fb_v3_norm(prev.f) + fb_v3_norm(prev.n) / 0.4;
+    *ke0 = kinetic(m, d);
+    *impact_change = -1.0;
+    *free_drift = 0.0;
+    *impacts = 0;
+    double deepest = 0.0;
+    for (int k = 0; k < (int)(1.0 / o.dt); k++) {
+        ck_step(w);
+        const fb_fv now = total_momentum(w);
+        const double change = (fb_v3_norm(fb_v3_sub(now.f, prev.f)) +
+                               fb_v3_norm(fb_v3_sub(now.n, prev.n)) / 0.4) / scale;
+        if (fb_world_get_stats(w)->impacts > *impacts) {
+            *impact_change = fmax(*impact_change, change);
+        } else {
+            *free_drift = fmax(*free_drift, change);
+        }
+        *impacts = fb_world_get_stats(w)->impacts;
+        prev = now;
+        fb_contact c[4];
+        int n = 0;
+        ck_assert_int_eq(fb_collide_shape_pair(m, d, 0, 0, m, d, 0, 2, 0.0, c, &n, 4, &err),
+                         FB_OK);
+        for (int j = 0; j < n; j++) {
+            deepest = fmax(deepest, c[j].depth);
+        }
+    }
+    *ke1 = kinetic(m, d);
+    fb_world_destroy(w);
+    fb_model_destroy(m);
+    return deepest;
+}
+
+START_TEST(folding_chain_keeps_momentum_through_self_contact) {
+    double impact_change, free_drift, ke0, ke1;
+    long impacts;
+    const double deepest = fold_chain(true, &impact_change, &free_drift, &ke0, &ke1, &impacts);
+    printf("folding chain, self-collision on: %ld impact(s), deepest %.3g m; momentum change in "
+           "impact steps %.2g, largest in a contact-free step %.2g; KE %.5g -> %.5g J\n",
+           impacts, deepest, impact_change, free_drift, ke0, ke1);
+    ck_assert_msg(impacts >= 1, "no impact");
+    ck_assert_msg(deepest <= 1e-3, "penetration %g m beyond pen_tol", deepest);
+    ck_assert_msg(impact_change <= fmax(2.0 * free_drift, 1e-9),
+                  "an impact step changed momentum by %g (integrator drift %g)", impact_change,
+                  free_drift);
+    ck_assert_msg(ke1 < ke0, "kinetic energy rose from %g to %g J", ke0, ke1);
+    const double through = fold_chain(false, &impact_change, &free_drift, &ke0, &ke1, &impacts);
+    printf("folding chain, self-collision off: %ld impacts, deepest %.3g m, KE %.5g -> %.5g J\n",
+           impacts, through, ke0, ke1);
+    ck_assert_int_eq(impacts, 0);
+    ck_assert_msg(through > 0.05, "the segments did not overlap (%g m)", through);
+}
+END_TEST
+
 START_TEST(world_rejects_bad_options_and_reports_blowups) {
     fb_model* m = ball_model(0.1, 1000.0);
     const fb_model* mc = m;
@@ -522,6 +772,9 @@ static Suite* world_suite(void) {
     tcase_add_test(tc, ball_joint_chain_stays_within_cone_and_twist);
     tcase_add_test(tc, impact_conserves_momentum_and_energy);
     tcase_add_test(tc, stepping_through_a_hit_conserves_momentum);
+    tcase_add_test(tc, arm_swings_onto_a_post_of_its_own_articulation);
+    tcase_add_test(tc, self_collision_table_checks_its_arguments);
+    tcase_add_test(tc, folding_chain_keeps_momentum_through_self_contact);
     tcase_add_test(tc, world_rejects_bad_options_and_reports_blowups);
     suite_add_tcase(s, tc);
     return s;

@@ -1,11 +1,13 @@
 /* featherbone: contacts between the shapes of articulations, and with a ground plane.
  *
  * Narrow phase only (the scenes have a few dozen shapes): sphere, capsule and box against a
- * plane (which may be a slope), and a sphere against a sphere, capsule or box. A contact has a
- * point on each side, a normal pointing from B to A (pushing A along +n separates them), a
- * depth (positive when the shapes overlap) and an id that stays the same while the same
- * features touch, so the solver can warm-start it. A box resting flat on a plane gives its
- * four corners, not one point. */
+ * plane (which may be a slope); a sphere against a sphere, capsule or box; a capsule against a
+ * capsule or a box. Box against box is not supported (such a pair gives no contact). A
+ * contact has a point on each side, a normal pointing from B to A (pushing A along +n
+ * separates them), a depth (positive when the shapes overlap) and an id that stays the same
+ * while the same features touch, so the solver can warm-start it. A box resting flat on a
+ * plane gives its four corners, not one point. The two sides may be two bodies of one
+ * articulation (self-collision, see fb_world_set_self_collision). */
 #ifndef FEATHERBONE_COLLISION_H
 #define FEATHERBONE_COLLISION_H
 
@@ -54,10 +56,29 @@ FB_API fb_status fb_collide_spheres(const fb_model* ma, const fb_data* da, int a
                                     double margin, fb_contact* out, int* n, int cap,
                                     fb_error* err);
 
+/* Contacts between shape sa of articulation A and shape sb of articulation B, appended like
+ * fb_collide_plane; for self-collision pass the same model, data and articulation twice (two
+ * shapes of different bodies). The contacts' side A is shape sa. Pairs:
+ *   sphere - sphere, capsule or box: through the point of the other shape nearest the centre;
+ *   capsule - capsule: the closest points of the two axes [Ericson §5.1.9]; when the axes are
+ *     parallel (within about 1 degree) and overlap, two contacts at the ends of the overlap, so
+ *     a capsule can lie along another (the farther one dropped when beyond the margin);
+ *   capsule - box: each end sphere within the margin, plus the axis point nearest the box when
+ *     it lies between the ends and is closer than both (a capsule across an edge);
+ *   box - box: not supported, no contact.
+ * Ids are stable while the same pair of features touches (feature: 0 for a single point;
+ * capsule pairs 1, 2 for the ends of a parallel overlap; capsule-box 0, 1 for the end spheres,
+ * 2 for the interior point). FB_EINVAL for a shape index out of range. Needs FB_STAGE_POS. */
+FB_API fb_status fb_collide_shape_pair(const fb_model* ma, const fb_data* da, int art_a, int sa,
+                                       const fb_model* mb, const fb_data* db, int art_b, int sb,
+                                       double margin, fb_contact* out, int* n, int cap,
+                                       fb_error* err);
+
 /* Adds a normal row (unilateral) and two friction rows (bounded by mu times the normal force,
  * along two tangents) per contact, aiming at normal acceleration `normal_target[k]` (NULL =
- * 0). Between two articulations both sides act at the midpoint of the contact points. Row ids
- * derive from the contact ids. Needs FB_STAGE_POS in the articulations. */
+ * 0). Between two articulations, or two bodies of one articulation, both sides act at the
+ * midpoint of the contact points. Row ids derive from the contact ids. Needs FB_STAGE_POS in
+ * the articulations. */
 FB_API fb_status fb_contact_rows(fb_csys* cs, const fb_contact* c, int n, double mu,
                                  const double* normal_target, fb_error* err);
 

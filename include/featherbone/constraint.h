@@ -1,8 +1,8 @@
 /* featherbone: constraints on articulations, solved as one mixed LCP [Kokkevis §4, §6].
  *
  * A constraint row asks for an acceleration: of one joint dof, or of a point of a body along a
- * direction, or of a point of one articulation relative to a point of another (a ball against a
- * character). Each row has a multiplier lambda bounded by [lo, hi]: a torque on the dof, or a
+ * direction, or of a point relative to a point of another articulation (a ball against a
+ * character) or of another body of the same articulation (self-collision). Each row has a multiplier lambda bounded by [lo, hi]: a torque on the dof, or a
  * force lambda n at the point (and -lambda n at the second point). Friction rows take their
  * bounds from a normal row: |lambda| <= mu lambda_normal.
  *
@@ -33,6 +33,14 @@ extern "C" {
  * FB_STAGE_ABA1. O(n), allocation-free. */
 FB_API void fb_accel_delta_force(const fb_model* m, fb_data* d, int body, fb_fv f, double* dqdd);
 
+/* dqdd (nv) = M^-1 (J_a^T f_a + J_b^T f_b): the response to two spatial forces (world
+ * coordinates, about the origin) on bodies a and b of the same articulation at once, such as
+ * the equal and opposite forces of a contact between two of its bodies. One backward pass
+ * along the union of the two paths to the root and one forward pass; d->da as above. Bodies
+ * may be equal. Needs FB_STAGE_ABA1. O(n), allocation-free. */
+FB_API void fb_accel_delta_force_pair(const fb_model* m, fb_data* d, int body_a, fb_fv f_a,
+                                      int body_b, fb_fv f_b, double* dqdd);
+
 /* dqdd (nv) = M^-1 e_k: the response to a unit generalised force on dof k; d->da as above. */
 FB_API void fb_accel_delta_dof(const fb_model* m, fb_data* d, int dof, double* dqdd);
 
@@ -60,7 +68,9 @@ typedef struct fb_row {
     int body;        /* FB_ROW_POINT: the body ...; FB_ROW_JOINT: the joint's body */
     fb_v3 p;         /* ... and the point on it, body coordinates (m) */
     int art_b;       /* FB_ROW_POINT: -1, or the articulation of a second point whose
-                        acceleration is subtracted (it must differ from art) */
+                        acceleration is subtracted: another articulation, or art itself with
+                        body_b != body (the row's test force is then one pair of forces, the
+                        column the difference of the two bodies' responses) */
     int body_b;      /* the second point's body ... */
     fb_v3 p_b;       /* ... and the point, body coordinates */
     fb_v3 n;         /* FB_ROW_POINT: unit direction, world coordinates; FB_ROW_JOINT: unit

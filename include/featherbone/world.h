@@ -1,6 +1,10 @@
 /* featherbone: a world of articulations that touch the ground and each other, stepped in time
  * [Kokkevis §7]. See docs/CONSTRAINTS.md for the step and its tolerances.
  *
+ * What collides: every articulation's shapes with the ground plane; a ball (an articulation of
+ * spheres only) with the shapes of every other articulation; and, within one articulation,
+ * only the pairs of bodies switched on with fb_world_set_self_collision (none by default).
+ *
  * One step of length dt: ABA phase 1 and 2 with the caller's tau and f_ext; contact rows
  * (normal and two friction rows per touching contact) and joint-limit rows; K and a0; impacts
  * at the velocity level where a row approaches (restitution e, friction impulses); the force
@@ -87,6 +91,40 @@ FB_API const fb_world_opts* fb_world_options(const fb_world* w);
  * friction and the larger restitution of its two sides. Defaults mu 1, e 0. */
 FB_API fb_status fb_world_set_material(fb_world* w, int k, double mu, double restitution,
                                        fb_error* err);
+
+/* Self-collision: which pairs of bodies of one articulation collide with each other. All pairs
+ * are off when the world is created (a character's capsules overlap at its joints, and often
+ * elsewhere at rest). With a pair on,
+ * every shape of one body is tested against every shape of the other (fb_collide_shape_pair:
+ * sphere, capsule and box pairs except box against box, which gives no contact) and the
+ * contacts get rows like any other, with friction and restitution of articulation art.
+ * Switch pairs between steps; the table was allocated by fb_world_create, so this and the
+ * step allocate nothing. Contacts count against max_contacts.
+ *
+ * fb_world_set_self_collision sets the pair (body_a, body_b) of articulation `art`; bodies
+ * 1..nbody-1, in either order. FB_EINVAL names the bad argument (art, body_a, body_b, or
+ * body_b equal to body_a). */
+FB_API fb_status fb_world_set_self_collision(fb_world* w, int art, int body_a, int body_b,
+                                             bool on, fb_error* err);
+
+/* Sets every pair of bodies of articulation `art` that are not parent and child (whose
+ * capsules overlap at their joint by construction) to `on`; parent-child pairs keep their
+ * setting. FB_EINVAL for a bad art. */
+FB_API fb_status fb_world_set_self_collision_nonadjacent(fb_world* w, int art, bool on,
+                                                         fb_error* err);
+
+/* Switches off every pair of articulation `art` whose shapes touch (within contact_margin) at
+ * its current configuration (d->q), and counts them in *cleared (may be NULL). Called with the
+ * character in its rest pose after fb_world_set_self_collision_nonadjacent, it leaves on only
+ * the pairs that start apart: a capsule humanoid's spine segments two apart, its clavicles, or
+ * hands hanging against the thighs overlap at rest, and a pair that overlaps at rest would be
+ * pushed apart for ever. Runs position kinematics on the articulation's data. FB_EINVAL for a
+ * bad art. */
+FB_API fb_status fb_world_clear_self_collision_touching(fb_world* w, int art, int* cleared,
+                                                        fb_error* err);
+
+/* Whether the pair collides (false for indices out of range). */
+FB_API bool fb_world_self_collision(const fb_world* w, int art, int body_a, int body_b);
 
 FB_API void fb_world_set_hook(fb_world* w, fb_world_hook hook, void* user);
 

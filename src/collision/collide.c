@@ -1,5 +1,6 @@
 /* Narrow phase: sphere, capsule and box against a plane; a sphere against a sphere, capsule or
- * box. Shapes live in body coordinates; everything is compared in world coordinates. */
+ * box; a capsule against a capsule or a box (box against box is not done). Shapes live in body
+ * coordinates; everything is compared in world coordinates. */
 #include <math.h>
 
 #include "featherbone/collision.h"
@@ -135,6 +136,33 @@ static fb_v3 closest_on_shape(const fb_model* m, const fb_data* d, const fb_shap
     return x;
 }
 
+/* A sphere of radius r centred at c (world), on body `body_b` of side B, against shape sa of
+ * side A: the contact through the point of A nearest c, normal from the sphere to A. */
+static void sphere_shape(const fb_model* ma, const fb_data* da, int art_a, int sa,
+                         const fb_data* db, int art_b, int body_b, fb_v3 c, double r,
+                         uint64_t id, double margin, fb_contact* out, int* n, int cap,
+                         int* needed) {
+    const fb_shape* sh = &ma->shape[sa];
+    bool inside;
+    const fb_v3 q = closest_on_shape(ma, da, sh, c, &inside);
+    /* the normal points from the sphere (B) to the shape (A) */
+    fb_v3 dir = fb_v3_sub(q, c);
+    const double len = fb_v3_norm(dir);
+    if (inside) {
+        dir = fb_v3_neg(dir); /* the centre is inside A: A is pushed the other way */
+    }
+    const double dist = (inside ? -len : len) - r;
+    if (dist >= margin || !(len > 0.0)) {
+        return;
+    }
+    const fb_v3 nrm = fb_v3_scale(dir, 1.0 / len);
+    const fb_v3 on_b = fb_v3_axpy(c, r, nrm);
+    const fb_xf Xa = da->X_0[sh->body], Xb = db->X_0[body_b];
+    const fb_contact ct = {art_a, sh->body, fb_m3_mv(Xa.E, fb_v3_sub(q, Xa.r)), art_b, body_b,
+                           fb_m3_mv(Xb.E, fb_v3_sub(on_b, Xb.r)), nrm, -dist, id};
+    push(out, n, cap, needed, &ct);
+}
+
 fb_status fb_collide_spheres(const fb_model* ma, const fb_data* da, int art_a,
                              const fb_model* mb, const fb_data* db, int art_b, double margin,
                              fb_contact* out, int* n, int cap, fb_error* err) {
@@ -146,26 +174,8 @@ fb_status fb_collide_spheres(const fb_model* ma, const fb_data* da, int art_a,
         }
         const fb_v3 c = fb_point_pos(mb, db, ball->body, ball->p0);
         for (int sa = 0; sa < ma->nshape; sa++) {
-            const fb_shape* sh = &ma->shape[sa];
-            bool inside;
-            const fb_v3 q = closest_on_shape(ma, da, sh, c, &inside);
-            /* the normal points from the ball (B) to the shape (A) */
-            fb_v3 dir = fb_v3_sub(q, c);
-            double len = fb_v3_norm(dir);
-            if (inside) {
-                dir = fb_v3_neg(dir); /* the centre is inside A: A is pushed the other way */
-            }
-            const double dist = (inside ? -len : len) - ball->radius;
-            if (dist >= margin || !(len > 0.0)) {
-                continue;
-            }
-            const fb_v3 nrm = fb_v3_scale(dir, 1.0 / len);
-            const fb_v3 on_b = fb_v3_axpy(c, ball->radius, nrm);
-            const fb_xf Xa = da->X_0[sh->body], Xb = db->X_0[ball->body];
-            const fb_contact ct = {art_a, sh->body, fb_m3_mv(Xa.E, fb_v3_sub(q, Xa.r)), art_b,
-                                   ball->body, fb_m3_mv(Xb.E, fb_v3_sub(on_b, Xb.r)), nrm, -dist,
-                                   contact_id(art_a, sa, art_b, sb, 0)};
-            push(out, n, cap, &needed, &ct);
+            sphere_shape(ma, da, art_a, sa, db, art_b, ball->body, c, ball->radius,
+                         contact_id(art_a, sa, art_b, sb, 0), margin, out, n, cap, &needed);
         }
     }
     if (needed > cap) {
@@ -174,12 +184,308 @@ fb_status fb_collide_spheres(const fb_model* ma, const fb_data* da, int art_a,
     return fb_ok(err);
 }
 
+/* ---- shape pairs (self-collision) -------------------------------------------------------- */
+
+/* Segments shorter than this (m) are points: their direction is not used. */
+#define SEGMENT_MIN_LEN 1e-12
+
+/* Two capsule axes count as parallel when the sine of the angle between them is below this
+ * (about 1.1 degrees). Then the contact is two points, at the ends of the stretch where the
+ * axes overlap, so a capsule lying along another rests on a line instead of rocking about one
+ * point; an end whose gap exceeds the margin is dropped, so the two points only appear once the
+ * capsule lies really flat (at 0.02 rad a 0.4 m overlap opens 8 mm at the far end). */
+#define CAPSULE_PARALLEL_SIN 0.02
+
+/* Golden-section sweeps for the point of a segment nearest a box: the bracket shrinks to
+ * 0.618^60 = 3e-13 of the segment's length. */
+#define SEGMENT_BOX_SWEEPS 60
+
+/* A capsule's interior point nearest a box becomes a contact of its own only when it is closer
+ * than both end spheres by this much (m); a capsule lying flat on a face is held by its ends. */
+#define SEGMENT_BOX_FLAT 1e-6
+
+static double clamp01(double x) {
+    return fmin(1.0, fmax(0.0, x));
+}
+
+/* The parameters s, t in [0, 1] of the closest points of the segments p0 + s d1 and
+ * q0 + t d2 [Ericson §5.1.9: C. Ericson, Real-Time Collision Detection, 2005; not yet in
+ * REFERENCES.md]: the unconstrained minimum of the lines, clamped to A, then the point of B
+ * nearest that, clamped, then A again. Parallel axes take s = 0 first. */
+static void segment_closest(fb_v3 p0, fb_v3 d1, fb_v3 q0, fb_v3 d2, double* s, double* t) {
+    const double eps = SEGMENT_MIN_LEN * SEGMENT_MIN_LEN;
+    const fb_v3 r = fb_v3_sub(p0, q0);
+    const double a = fb_v3_dot(d1, d1), e = fb_v3_dot(d2, d2), f = fb_v3_dot(d2, r);
+    if (a <= eps && e <= eps) {
+        *s = *t = 0.0;
+        return;
+    }
+    if (a <= eps) {
+        *s = 0.0;
+        *t = clamp01(f / e);
+        return;
+    }
+    const double c = fb_v3_dot(d1, r);
+    if (e <= eps) {
+        *t = 0.0;
+        *s = clamp01(-c / a);
+        return;
+    }
+    const double b = fb_v3_dot(d1, d2), denom = a * e - b * b;
+    *s = denom > 0.0 ? clamp01((b * f - c * e) / denom) : 0.0;
+    *t = (b * *s + f) / e;
+    if (*t < 0.0) {
+        *t = 0.0;
+        *s = clamp01(-c / a);
+    } else if (*t > 1.0) {
+        *t = 1.0;
+        *s = clamp01((b - c) / a);
+    }
+}
+
 /* Two unit tangents completing n to a right-handed basis. */
 static void tangents(fb_v3 n, fb_v3* t1, fb_v3* t2) {
     const fb_v3 helper = fabs(n.x) < 0.9 ? fb_v3_make(1, 0, 0) : fb_v3_make(0, 1, 0);
     *t1 = fb_v3_cross(n, helper);
     *t1 = fb_v3_scale(*t1, 1.0 / fb_v3_norm(*t1));
     *t2 = fb_v3_cross(n, *t1);
+}
+
+/* A unit vector perpendicular to u (u nonzero). */
+static fb_v3 perpendicular(fb_v3 u) {
+    fb_v3 t1, t2;
+    tangents(fb_v3_scale(u, 1.0 / fb_v3_norm(u)), &t1, &t2);
+    return t1;
+}
+
+/* One side of a pair: shape s of articulation art, its axis in world coordinates. */
+typedef struct side {
+    const fb_model* m;
+    const fb_data* d;
+    int art, s;
+    const fb_shape* sh;
+    fb_v3 p0, p1; /* axis ends (world); p0 = p1 = centre for a sphere or box */
+} side;
+
+static side side_make(const fb_model* m, const fb_data* d, int art, int s) {
+    const fb_shape* sh = &m->shape[s];
+    side x = {m, d, art, s, sh, fb_point_pos(m, d, sh->body, sh->p0), fb_v3_zero()};
+    x.p1 = sh->type == FB_SHAPE_CAPSULE ? fb_point_pos(m, d, sh->body, sh->p1) : x.p0;
+    return x;
+}
+
+/* The radius of a sphere around the shape's centre that holds all of it. */
+static double bounding_radius(const side* x) {
+    switch (x->sh->type) {
+    case FB_SHAPE_SPHERE:
+        return x->sh->radius;
+    case FB_SHAPE_CAPSULE:
+        return 0.5 * fb_v3_norm(fb_v3_sub(x->p1, x->p0)) + x->sh->radius;
+    case FB_SHAPE_BOX:
+        return 0.5 * fb_v3_norm(x->sh->size);
+    }
+    return INFINITY;
+}
+
+/* The contact between the axis point pa of capsule (or sphere) A and the axis point pb of B,
+ * both world, if their surfaces are closer than the margin. `fallback` is the normal to use
+ * when the axes meet (pa = pb). */
+static void axis_contact(const side* A, const side* B, fb_v3 pa, fb_v3 pb, fb_v3 fallback,
+                         int feature, double margin, fb_contact* out, int* n, int cap,
+                         int* needed) {
+    const fb_v3 diff = fb_v3_sub(pa, pb);
+    const double dist = fb_v3_norm(diff);
+    const double gap = dist - A->sh->radius - B->sh->radius;
+    if (gap >= margin) {
+        return;
+    }
+    const fb_v3 nrm = dist > 0.0 ? fb_v3_scale(diff, 1.0 / dist) : fallback;
+    const fb_v3 on_a = fb_v3_axpy(pa, -A->sh->radius, nrm);
+    const fb_v3 on_b = fb_v3_axpy(pb, B->sh->radius, nrm);
+    const fb_xf Xa = A->d->X_0[A->sh->body], Xb = B->d->X_0[B->sh->body];
+    const fb_contact ct = {A->art, A->sh->body, fb_m3_mv(Xa.E, fb_v3_sub(on_a, Xa.r)), B->art,
+                           B->sh->body, fb_m3_mv(Xb.E, fb_v3_sub(on_b, Xb.r)), nrm, -gap,
+                           contact_id(A->art, A->s, B->art, B->s, feature)};
+    push(out, n, cap, needed, &ct);
+}
+
+/* Capsule A against capsule B: the closest points of the two axes (feature 0), or, for
+ * parallel axes that overlap, the two ends of the overlap (features 1 and 2). */
+static void capsule_capsule(const side* A, const side* B, double margin, fb_contact* out,
+                            int* n, int cap, int* needed) {
+    const fb_v3 d1 = fb_v3_sub(A->p1, A->p0), d2 = fb_v3_sub(B->p1, B->p0);
+    const double la = fb_v3_norm(d1), lb = fb_v3_norm(d2);
+    const fb_v3 axb = fb_v3_cross(d1, d2);
+    const double sin_ab = (la > SEGMENT_MIN_LEN && lb > SEGMENT_MIN_LEN)
+                              ? fb_v3_norm(axb) / (la * lb)
+                              : 1.0;
+    /* where the axes meet: across both axes (or across the longer one), away from B's centre */
+    fb_v3 fallback = fb_v3_norm(axb) > 0.0 ? fb_v3_scale(axb, 1.0 / fb_v3_norm(axb))
+                     : la > SEGMENT_MIN_LEN ? perpendicular(d1)
+                     : lb > SEGMENT_MIN_LEN ? perpendicular(d2)
+                                            : fb_v3_make(0, 1, 0);
+    const fb_v3 between = fb_v3_sub(fb_v3_add(A->p0, A->p1), fb_v3_add(B->p0, B->p1));
+    if (fb_v3_dot(fallback, between) < 0.0) {
+        fallback = fb_v3_neg(fallback);
+    }
+    if (sin_ab < CAPSULE_PARALLEL_SIN) {
+        /* B's ends projected on A's axis (fractions of A), and the stretch both cover */
+        const double sb0 = fb_v3_dot(fb_v3_sub(B->p0, A->p0), d1) / (la * la);
+        const double sb1 = fb_v3_dot(fb_v3_sub(B->p1, A->p0), d1) / (la * la);
+        const double lo = fmax(0.0, fmin(sb0, sb1)), hi = fmin(1.0, fmax(sb0, sb1));
+        if (hi > lo) {
+            for (int k = 0; k < 2; k++) {
+                const fb_v3 pa = fb_v3_axpy(A->p0, k == 0 ? lo : hi, d1);
+                const double t = clamp01(fb_v3_dot(fb_v3_sub(pa, B->p0), d2) / (lb * lb));
+                axis_contact(A, B, pa, fb_v3_axpy(B->p0, t, d2), fallback, 1 + k, margin, out,
+                             n, cap, needed);
+            }
+            return;
+        }
+    }
+    double s, t;
+    segment_closest(A->p0, d1, B->p0, d2, &s, &t);
+    axis_contact(A, B, fb_v3_axpy(A->p0, s, d1), fb_v3_axpy(B->p0, t, d2), fallback, 0, margin,
+                 out, n, cap, needed);
+}
+
+/* Signed distance (m, negative inside) from the point x, in the box's own frame (centre at the
+ * origin, axes along its edges), to a box of half sizes h. */
+static double box_signed_distance(fb_v3 h, fb_v3 x) {
+    const fb_v3 q = {fabs(x.x) - h.x, fabs(x.y) - h.y, fabs(x.z) - h.z};
+    const fb_v3 outside = {fmax(q.x, 0.0), fmax(q.y, 0.0), fmax(q.z, 0.0)};
+    return fb_v3_norm(outside) + fmin(fmax(q.x, fmax(q.y, q.z)), 0.0);
+}
+
+/* Where the axis point a + t ae is nearest an edge or a corner of the box of half sizes h (box
+ * frame), the exact parameter of the axis point nearest that feature; else t. The golden
+ * section resolves a smooth minimum only to about the square root of the rounding error. */
+static double refine_box_t(fb_v3 h, fb_v3 a, fb_v3 ae, double t) {
+    const fb_v3 x = fb_v3_axpy(a, t, ae);
+    double corner[3];
+    int nout = 0, free_axis = 0;
+    for (int k = 0; k < 3; k++) {
+        const double xk = fb_v3_get(x, k), hk = fb_v3_get(h, k);
+        corner[k] = fmin(hk, fmax(-hk, xk));
+        if (fabs(xk) > hk) {
+            nout++;
+        } else {
+            free_axis = k;
+        }
+    }
+    const fb_v3 q = {corner[0], corner[1], corner[2]};
+    if (nout == 3) {
+        return clamp01(fb_v3_dot(fb_v3_sub(q, a), ae) / fb_v3_dot(ae, ae));
+    }
+    if (nout == 2) {
+        double e0[3] = {corner[0], corner[1], corner[2]}, dir[3] = {0.0, 0.0, 0.0};
+        e0[free_axis] = -fb_v3_get(h, free_axis);
+        dir[free_axis] = 2.0 * fb_v3_get(h, free_axis);
+        double s, u;
+        segment_closest(a, ae, fb_v3_make(e0[0], e0[1], e0[2]),
+                        fb_v3_make(dir[0], dir[1], dir[2]), &s, &u);
+        return s;
+    }
+    return t;
+}
+
+/* Capsule C (side B) against box X (side A): the end spheres (features 0 and 1) and the axis
+ * point nearest the box (feature 2) where that lies between the ends and is closer than both;
+ * ids id0 + feature. The signed distance to a convex set is convex along a line, so a
+ * golden-section search over the axis finds its minimum. */
+static void capsule_box(const side* X, const side* C, uint64_t id0, double margin,
+                        fb_contact* out, int* n, int cap, int* needed) {
+    const fb_shape* bx = X->sh;
+    /* the axis in the box's frame: body coordinates, then the box's axes */
+    const fb_xf Xb = X->d->X_0[bx->body];
+    const fb_v3 a = fb_m3_tr_mv(bx->R, fb_v3_sub(fb_m3_mv(Xb.E, fb_v3_sub(C->p0, Xb.r)), bx->p0));
+    const fb_v3 e = fb_m3_tr_mv(bx->R, fb_v3_sub(fb_m3_mv(Xb.E, fb_v3_sub(C->p1, Xb.r)), bx->p0));
+    const fb_v3 ae = fb_v3_sub(e, a);
+    const fb_v3 h = fb_v3_scale(bx->size, 0.5);
+    const double phi = 0.5 * (sqrt(5.0) - 1.0);
+    double lo = 0.0, hi = 1.0;
+    double t1 = hi - phi * (hi - lo), t2 = lo + phi * (hi - lo);
+    double f1 = box_signed_distance(h, fb_v3_axpy(a, t1, ae));
+    double f2 = box_signed_distance(h, fb_v3_axpy(a, t2, ae));
+    for (int k = 0; k < SEGMENT_BOX_SWEEPS; k++) {
+        if (f1 <= f2) {
+            hi = t2;
+            t2 = t1;
+            f2 = f1;
+            t1 = hi - phi * (hi - lo);
+            f1 = box_signed_distance(h, fb_v3_axpy(a, t1, ae));
+        } else {
+            lo = t1;
+            t1 = t2;
+            f1 = f2;
+            t2 = lo + phi * (hi - lo);
+            f2 = box_signed_distance(h, fb_v3_axpy(a, t2, ae));
+        }
+    }
+    const double t = refine_box_t(h, a, ae, 0.5 * (lo + hi));
+    const double f_mid = box_signed_distance(h, fb_v3_axpy(a, t, ae));
+    const double f_ends = fmin(box_signed_distance(h, a), box_signed_distance(h, e));
+    const double r = C->sh->radius;
+    const int body = C->sh->body;
+    sphere_shape(X->m, X->d, X->art, X->s, C->d, C->art, body, C->p0, r, id0, margin, out, n,
+                 cap, needed);
+    sphere_shape(X->m, X->d, X->art, X->s, C->d, C->art, body, C->p1, r, id0 + 1u, margin, out,
+                 n, cap, needed);
+    if (f_mid < f_ends - SEGMENT_BOX_FLAT) {
+        const fb_v3 c = fb_v3_axpy(C->p0, t, fb_v3_sub(C->p1, C->p0));
+        sphere_shape(X->m, X->d, X->art, X->s, C->d, C->art, body, c, r, id0 + 2u, margin, out,
+                     n, cap, needed);
+    }
+}
+
+/* The contact as seen from the other side: A and B swapped, the normal reversed. */
+static fb_contact swapped(const fb_contact* c) {
+    return (fb_contact){c->art_b, c->body_b, c->p_b, c->art_a, c->body_a, c->p_a,
+                        fb_v3_neg(c->n), c->depth, c->id};
+}
+
+fb_status fb_collide_shape_pair(const fb_model* ma, const fb_data* da, int art_a, int sa,
+                                const fb_model* mb, const fb_data* db, int art_b, int sb,
+                                double margin, fb_contact* out, int* n, int cap, fb_error* err) {
+    if (sa < 0 || sa >= ma->nshape || sb < 0 || sb >= mb->nshape) {
+        return fb_fail(err, FB_EINVAL, "shape pair: sa/sb: expected 0..%d and 0..%d, found %d, %d",
+                       ma->nshape - 1, mb->nshape - 1, sa, sb);
+    }
+    const side A = side_make(ma, da, art_a, sa), B = side_make(mb, db, art_b, sb);
+    /* bounding spheres first: most pairs of a character are far apart */
+    const fb_v3 ca = fb_v3_scale(fb_v3_add(A.p0, A.p1), 0.5);
+    const fb_v3 cb = fb_v3_scale(fb_v3_add(B.p0, B.p1), 0.5);
+    if (fb_v3_norm(fb_v3_sub(ca, cb)) - bounding_radius(&A) - bounding_radius(&B) >= margin) {
+        return fb_ok(err);
+    }
+    const fb_shape_type ta = A.sh->type, tb = B.sh->type;
+    const uint64_t id0 = contact_id(art_a, sa, art_b, sb, 0);
+    int needed = *n;
+    const int first = *n;
+    bool swap = false; /* contacts were made with the roles of A and B exchanged */
+    if (tb == FB_SHAPE_SPHERE) {
+        sphere_shape(ma, da, art_a, sa, db, art_b, B.sh->body, B.p0, B.sh->radius, id0, margin,
+                     out, n, cap, &needed);
+    } else if (ta == FB_SHAPE_SPHERE) {
+        sphere_shape(mb, db, art_b, sb, da, art_a, A.sh->body, A.p0, A.sh->radius, id0, margin,
+                     out, n, cap, &needed);
+        swap = true;
+    } else if (ta == FB_SHAPE_CAPSULE && tb == FB_SHAPE_CAPSULE) {
+        capsule_capsule(&A, &B, margin, out, n, cap, &needed);
+    } else if (ta == FB_SHAPE_BOX && tb == FB_SHAPE_CAPSULE) {
+        capsule_box(&A, &B, id0, margin, out, n, cap, &needed);
+    } else if (ta == FB_SHAPE_CAPSULE && tb == FB_SHAPE_BOX) {
+        capsule_box(&B, &A, id0, margin, out, n, cap, &needed);
+        swap = true;
+    }
+    /* box against box: not supported, no contact */
+    for (int k = first; swap && k < *n; k++) {
+        out[k] = swapped(&out[k]);
+    }
+    if (needed > cap) {
+        return fb_fail(err, FB_ECAPACITY, "contacts: need room for %d, have %d", needed, cap);
+    }
+    return fb_ok(err);
 }
 
 fb_status fb_contact_rows(fb_csys* cs, const fb_contact* c, int n, double mu,

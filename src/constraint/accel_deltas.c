@@ -12,20 +12,27 @@
 #include "dynamics/aba.h"
 #include "math/spatial.h"
 
+/* One body of the backward pass: body j's bias force changed by dpA (all of it: every child's
+ * share already added); sets du of j's dofs and returns the change j hands to its parent, in
+ * the parent's coordinates. */
+static fb_fv backward_one(const fb_model* m, fb_data* d, int j, fb_fv dpA) {
+    const int k0 = m->v_adr[j];
+    /* u = tau - S^T p^A and tau does not change: du = -S^T dpA (plus any test torque already
+     * placed in du by the caller) */
+    for (int k = 0; k < m->jnv[j]; k++) {
+        d->du[k0 + k] -= fb_mv_dot_fv(m->S[k0 + k], dpA);
+    }
+    d->dpA[j] = dpA;
+    const fb_fv pa = fb_aba_bias_up(m, d, j, dpA, d->du + k0, NULL);
+    return fb_xf_tr_fv(d->X_up[j], pa);
+}
+
 /* Backward pass from body i, whose bias force changed by dpA_i, to the root: du along the
  * path (du of other dofs zero), each body's changed bias handed to its parent. */
 static void backward_from(const fb_model* m, fb_data* d, int i, fb_fv dpA_i) {
     fb_fv dpA = dpA_i;
     for (int j = i; j != 0; j = m->parent[j]) {
-        const int k0 = m->v_adr[j];
-        /* u = tau - S^T p^A and tau does not change: du = -S^T dpA (plus any test torque
-         * already placed in du by the caller) */
-        for (int k = 0; k < m->jnv[j]; k++) {
-            d->du[k0 + k] -= fb_mv_dot_fv(m->S[k0 + k], dpA);
-        }
-        d->dpA[j] = dpA;
-        const fb_fv pa = fb_aba_bias_up(m, d, j, dpA, d->du + k0, NULL);
-        dpA = fb_xf_tr_fv(d->X_up[j], pa);
+        dpA = backward_one(m, d, j, dpA);
     }
 }
 
@@ -45,6 +52,29 @@ void fb_accel_delta_force(const fb_model* m, fb_data* d, int body, fb_fv f, doub
     memset(d->du, 0, (size_t)m->nv * sizeof(double));
     /* an external force enters p^A with a minus sign [RBDA T7.1] */
     backward_from(m, d, body, fb_fv_scale(fb_xf_fv(d->X_0[body], f), -1.0));
+    forward_all(m, d, dqdd);
+}
+
+void fb_accel_delta_force_pair(const fb_model* m, fb_data* d, int body_a, fb_fv f_a, int body_b,
+                               fb_fv f_b, double* dqdd) {
+    assert(d->stage & FB_STAGE_ABA1);
+    memset(d->du, 0, (size_t)m->nv * sizeof(double));
+    /* the two paths to the root walked together, the higher-numbered body first: parent[i] < i,
+     * so that body is no ancestor of the other and nothing more arrives at it. Where the paths
+     * meet, the two changes add and go on to the root as one */
+    int i = body_a, j = body_b;
+    fb_fv dpA_i = fb_fv_scale(fb_xf_fv(d->X_0[i], f_a), -1.0);
+    fb_fv dpA_j = fb_fv_scale(fb_xf_fv(d->X_0[j], f_b), -1.0);
+    while (i != j) {
+        if (i > j) {
+            dpA_i = backward_one(m, d, i, dpA_i);
+            i = m->parent[i];
+        } else {
+            dpA_j = backward_one(m, d, j, dpA_j);
+            j = m->parent[j];
+        }
+    }
+    backward_from(m, d, i, fb_fv_add(dpA_i, dpA_j));
     forward_all(m, d, dqdd);
 }
 

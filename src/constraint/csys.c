@@ -111,10 +111,13 @@ fb_status fb_csys_add_row(fb_csys* cs, const fb_row* r, fb_error* err) {
         if (!body_ok(cs, r->art, r->body) || !fb_v3_is_finite(r->p)) {
             return fb_fail(err, FB_EINVAL, "row %d: body/p: expected a moving body and a point", k);
         }
-        if (r->art_b >= 0 && (r->art_b == r->art || !body_ok(cs, r->art_b, r->body_b) ||
-                              !fb_v3_is_finite(r->p_b))) {
+        if (r->art_b >= 0 &&
+            ((r->art_b == r->art && r->body_b == r->body) || !body_ok(cs, r->art_b, r->body_b) ||
+             !fb_v3_is_finite(r->p_b))) {
             return fb_fail(err, FB_EINVAL,
-                           "row %d: art_b/body_b: expected a body of another articulation", k);
+                           "row %d: art_b/body_b: expected a body of another articulation or "
+                           "another body of art %d, found art %d body %d",
+                           k, r->art, r->art_b, r->body_b);
         }
         if (!fb_v3_is_finite(r->n) || fabs(fb_v3_norm(r->n) - 1.0) > ROW_UNIT_TOL) {
             return fb_fail(err, FB_EINVAL, "row %d: n: expected a unit vector", k);
@@ -255,7 +258,8 @@ fb_status fb_csys_build(fb_csys* cs, fb_error* err) {
         return s;
     }
     const int nr = cs->nrow;
-    /* column by column: the test force of row c, in each articulation it touches */
+    /* column by column: the test force of row c, in each articulation it touches (one test
+     * per articulation: a row within one articulation pushes both its bodies at once) */
     memset(cs->K, 0, (size_t)nr * (size_t)nr * sizeof(double));
     for (int c = 0; c < nr; c++) {
         const fb_row* row = &cs->row[c];
@@ -267,12 +271,18 @@ fb_status fb_csys_build(fb_csys* cs, fb_error* err) {
             fb_accel_delta_dof(cs->m[a], cs->d[a], row->dof, qa);
         } else if (row->type == FB_ROW_JOINT) {
             fb_accel_delta_joint(cs->m[a], cs->d[a], row->body, row->n, qa);
+        } else if (row->art_b == a) {
+            /* two bodies of one articulation: both forces in one test (collect then sees the
+             * difference of the two points' responses) */
+            fb_accel_delta_force_pair(
+                cs->m[a], cs->d[a], row->body, point_force(cs->d[a], row->body, row->p, row->n),
+                row->body_b, point_force(cs->d[a], row->body_b, row->p_b, fb_v3_neg(row->n)), qa);
         } else {
             fb_accel_delta_force(cs->m[a], cs->d[a], row->body,
                                  point_force(cs->d[a], row->body, row->p, row->n), qa);
         }
         collect(cs, a, c, qa);
-        if (row->type == FB_ROW_POINT && row->art_b >= 0) {
+        if (row->type == FB_ROW_POINT && row->art_b >= 0 && row->art_b != a) {
             const int b = row->art_b;
             double* qb = col + cs->v_off[b];
             fb_accel_delta_force(cs->m[b], cs->d[b], row->body_b,

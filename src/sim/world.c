@@ -37,6 +37,9 @@ struct fb_world {
     double mu[FB_CSYS_MAX_ART], e[FB_CSYS_MAX_ART];
     bool has_shapes[FB_CSYS_MAX_ART];
     bool spheres_only[FB_CSYS_MAX_ART]; /* a ball: collides with every other articulation */
+    uint8_t* self_on[FB_CSYS_MAX_ART];  /* (nbody x nbody) symmetric: 1 where bodies i and j of
+                                           articulation k collide with each other */
+    int nself[FB_CSYS_MAX_ART];         /* pairs switched on in self_on[k] */
     double* q_save[FB_CSYS_MAX_ART];
     double* qd_save[FB_CSYS_MAX_ART];
     fb_csys* cs;
@@ -141,8 +144,10 @@ static size_t layout(fb_world* w, char* base, int max_rows) {
     w->depth = fb_block_carve(base, &off, nr * sizeof(double));
     w->rest = fb_block_carve(base, &off, nr * sizeof(double));
     for (int k = 0; k < w->nart; k++) {
+        const size_t nb = (size_t)w->m[k]->nbody;
         w->q_save[k] = fb_block_carve(base, &off, (size_t)w->m[k]->nq * sizeof(double));
         w->qd_save[k] = fb_block_carve(base, &off, (size_t)w->m[k]->nv * sizeof(double));
+        w->self_on[k] = fb_block_carve(base, &off, nb * nb * sizeof(uint8_t));
     }
     return off;
 }
@@ -257,6 +262,111 @@ fb_status fb_world_set_material(fb_world* w, int k, double mu, double restitutio
     return fb_ok(err);
 }
 
+/* FB_EINVAL unless art is an articulation of the world; `who` names the caller. */
+static fb_status check_art(const fb_world* w, const char* who, int art, fb_error* err) {
+    if (art < 0 || art >= w->nart) {
+        return fb_fail(err, FB_EINVAL, "%s: art: expected 0..%d, found %d", who, w->nart - 1,
+                       art);
+    }
+    return FB_OK;
+}
+
+/* Switches the pair (a, b) of articulation art, keeping the count of pairs on. */
+static void self_pair_set(fb_world* w, int art, int a, int b, bool on) {
+    const int nb = w->m[art]->nbody;
+    uint8_t* t = w->self_on[art];
+    w->nself[art] += (int)on - (int)t[a * nb + b];
+    t[a * nb + b] = t[b * nb + a] = on;
+}
+
+fb_status fb_world_set_self_collision(fb_world* w, int art, int body_a, int body_b, bool on,
+                                      fb_error* err) {
+    const char* who = "fb_world_set_self_collision";
+    if (check_art(w, who, art, err) != FB_OK) {
+        return FB_EINVAL;
+    }
+    const int nb = w->m[art]->nbody;
+    if (body_a < 1 || body_a >= nb) {
+        return fb_fail(err, FB_EINVAL, "%s: body_a: expected 1..%d, found %d", who, nb - 1,
+                       body_a);
+    }
+    if (body_b < 1 || body_b >= nb) {
+        return fb_fail(err, FB_EINVAL, "%s: body_b: expected 1..%d, found %d", who, nb - 1,
+                       body_b);
+    }
+    if (body_a == body_b) {
+        return fb_fail(err, FB_EINVAL, "%s: body_b: expected a body other than body_a (%d)", who,
+                       body_a);
+    }
+    self_pair_set(w, art, body_a, body_b, on);
+    return fb_ok(err);
+}
+
+fb_status fb_world_set_self_collision_nonadjacent(fb_world* w, int art, bool on,
+                                                  fb_error* err) {
+    if (check_art(w, "fb_world_set_self_collision_nonadjacent", art, err) != FB_OK) {
+        return FB_EINVAL;
+    }
+    const fb_model* m = w->m[art];
+    for (int a = 1; a < m->nbody; a++) {
+        for (int b = a + 1; b < m->nbody; b++) {
+            if (m->parent[b] != a) {
+                self_pair_set(w, art, a, b, on);
+            }
+        }
+    }
+    return fb_ok(err);
+}
+
+fb_status fb_world_clear_self_collision_touching(fb_world* w, int art, int* cleared,
+                                                 fb_error* err) {
+    if (cleared) {
+        *cleared = 0;
+    }
+    if (check_art(w, "fb_world_clear_self_collision_touching", art, err) != FB_OK) {
+        return FB_EINVAL;
+    }
+    const fb_model* m = w->m[art];
+    fb_data* d = w->d[art];
+    fb_kinematics_pos(m, d);
+    /* a pair touches when any shape of one body touches any of the other; w->con_next is free
+     * between steps and holds the few contacts of one shape pair */
+    for (int sa = 0; sa < m->nshape; sa++) {
+        const int ba = m->shape[sa].body;
+        for (int sb = sa + 1; sb < m->nshape; sb++) {
+            const int bb = m->shape[sb].body;
+            if (ba == bb || !w->self_on[art][ba * m->nbody + bb]) {
+                continue;
+            }
+            int n = 0;
+            const fb_status s = fb_collide_shape_pair(m, d, art, sa, m, d, art, sb,
+                                                      w->o.contact_margin, w->con_next, &n,
+                                                      w->o.max_contacts, err);
+            if (s != FB_OK) {
+                return s;
+            }
+            if (n > 0) {
+                self_pair_set(w, art, ba, bb, false);
+                if (cleared) {
+                    (*cleared)++;
+                }
+            }
+        }
+    }
+    return fb_ok(err);
+}
+
+bool fb_world_self_collision(const fb_world* w, int art, int body_a, int body_b) {
+    if (art < 0 || art >= w->nart) {
+        return false;
+    }
+    const int nb = w->m[art]->nbody;
+    if (body_a < 1 || body_a >= nb || body_b < 1 || body_b >= nb) {
+        return false;
+    }
+    return w->self_on[art][body_a * nb + body_b] != 0;
+}
+
 void fb_world_set_hook(fb_world* w, fb_world_hook hook, void* user) {
     w->hook = hook;
     w->user = user;
@@ -306,7 +416,7 @@ static fb_status collide_all(fb_world* w, fb_contact* out, int* n, fb_error* err
                                  cap, err);
         }
     }
-    /* between articulations: a ball against anything (self-collision is not modelled) */
+    /* between articulations: a ball against anything */
     for (int a = 0; s == FB_OK && a < w->nart; a++) {
         for (int b = a + 1; s == FB_OK && b < w->nart; b++) {
             if (w->spheres_only[b] && w->has_shapes[a]) {
@@ -315,6 +425,22 @@ static fb_status collide_all(fb_world* w, fb_contact* out, int* n, fb_error* err
             } else if (w->spheres_only[a] && w->has_shapes[b]) {
                 s = fb_collide_spheres(w->m[b], w->d[b], b, w->m[a], w->d[a], a,
                                        w->o.contact_margin, out, n, cap, err);
+            }
+        }
+    }
+    /* within an articulation: the pairs of bodies switched on, every shape of one against
+     * every shape of the other */
+    for (int k = 0; s == FB_OK && k < w->nart; k++) {
+        const fb_model* m = w->m[k];
+        const uint8_t* on = w->self_on[k];
+        for (int sa = 0; s == FB_OK && w->nself[k] > 0 && sa < m->nshape; sa++) {
+            const int ba = m->shape[sa].body;
+            for (int sb = sa + 1; s == FB_OK && sb < m->nshape; sb++) {
+                const int bb = m->shape[sb].body;
+                if (ba != bb && on[ba * m->nbody + bb]) {
+                    s = fb_collide_shape_pair(m, w->d[k], k, sa, m, w->d[k], k, sb,
+                                              w->o.contact_margin, out, n, cap, err);
+                }
             }
         }
     }

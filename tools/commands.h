@@ -10,6 +10,8 @@ int cmd_bench(int argc, char** argv);
 int cmd_info(int argc, char** argv);
 int cmd_convert(int argc, char** argv);
 int cmd_export_model(int argc, char** argv);
+int cmd_torques(int argc, char** argv);
+int cmd_gains(int argc, char** argv);
 
 /* Exit codes. */
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };

@@ -15,6 +15,8 @@ static const char USAGE[] =
     "  info        a clip's skeleton, frames, units and the character built from it\n"
     "  convert     a clip through featherbone and back out as BVH (convert --help)\n"
     "  export-model  a clip's character (or a benchmark scene) as MuJoCo XML\n"
+    "  torques     the feedforward joint torques of a clip (inverse dynamics), as CSV\n"
+    "  gains init  a starting gains file for tracking a clip\n"
     "  selfcheck   check the dynamics on the bundled humanoid and Bender tree\n"
     "              against independent algorithms (ABA vs CRBA, RNEA after ABA)\n"
     "  bench       time the dynamics on the benchmark models (bench --help)\n"
@@ -70,6 +72,12 @@ int main(int argc, char** argv) {
     }
     if (strcmp(cmd, "export-model") == 0) {
         return cmd_export_model(argc - 2, argv + 2);
+    }
+    if (strcmp(cmd, "torques") == 0) {
+        return cmd_torques(argc - 2, argv + 2);
+    }
+    if (strcmp(cmd, "gains") == 0) {
+        return cmd_gains(argc - 2, argv + 2);
     }
     fprintf(stderr, "featherbone: unknown command '%s' (expected one of: info, convert, export-model, selfcheck, bench, help)\n",
             cmd);

@@ -114,6 +114,9 @@ typedef struct fb_csys {
     uint64_t* prev_id;
     double* prev_lambda;
     int nprev;
+    double* blk_L; /* (cap x cap) Cholesky factor of the joint-row block (fb_csys_solve) */
+    double* blk_x; /* (cap) */
+    int* blk_idx;  /* (cap) rows of the block */
     fb_allocator alloc;
     void* block; /* the single allocation all arrays point into */
 } fb_csys;

@@ -12,6 +12,7 @@
 #include "collision.h"
 #include "world.h"
 #include "constraint.h"
+#include "control.h"
 #include "mocap.h"
 #include "model.h"
 #include "types.h"

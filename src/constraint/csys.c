@@ -4,6 +4,7 @@
 
 #include "featherbone/constraint.h"
 #include "featherbone/dynamics.h"
+#include "math/dense.h"
 #include "math/spatial.h"
 #include "util/block.h"
 #include "util/error.h"
@@ -36,6 +37,9 @@ static size_t layout(fb_csys* cs, char* base, int cap, int nv_total) {
     cs->dqdd = fb_block_carve(base, &off, c * (size_t)nv_total * sizeof(double));
     cs->prev_id = fb_block_carve(base, &off, c * sizeof(uint64_t));
     cs->prev_lambda = fb_block_carve(base, &off, c * sizeof(double));
+    cs->blk_L = fb_block_carve(base, &off, c * c * sizeof(double));
+    cs->blk_x = fb_block_carve(base, &off, c * sizeof(double));
+    cs->blk_idx = fb_block_carve(base, &off, c * sizeof(int));
     return off;
 }
 
@@ -366,22 +370,105 @@ static double lcp_residual(const fb_csys* cs, const lcp_rhs* q) {
 }
 
 /* Projected Gauss-Seidel sweeps from the multipliers already in cs->lambda. */
+/* One projected Gauss-Seidel update of row r; returns how far its multiplier moved. */
+static double pgs_row(fb_csys* cs, const lcp_rhs* q, int r) {
+    const int nr = cs->nrow;
+    const double Krr = cs->K[r * nr + r];
+    if (!(Krr > 0.0) || isinf(rhs_target(cs, q, r))) {
+        return 0.0; /* a row no force can move, or one left out of this solve */
+    }
+    const double w = row_w(cs, q, r);
+    double lo, hi;
+    bounds(cs, r, &lo, &hi);
+    const double l = fmin(hi, fmax(lo, cs->lambda[r] - w / Krr));
+    const double moved = fabs(l - cs->lambda[r]);
+    cs->lambda[r] = l;
+    return moved;
+}
+
+/* The rows solved as one block: joint rows (FB_ROW_DOF, FB_ROW_JOINT) whose bounds contain 0
+ * and that take part in this solve, such as a tracking controller's acceleration rows. Returns
+ * their number (into cs->blk_idx) and factors K over them into cs->blk_L; 0 when there are too
+ * few to be worth it or the block is not positive definite. */
+#define BLOCK_MIN_ROWS 8
+static int block_rows(fb_csys* cs, const lcp_rhs* q) {
+    const int nr = cs->nrow;
+    int nb = 0;
+    for (int r = 0; r < nr; r++) {
+        const fb_row* row = &cs->row[r];
+        double lo, hi;
+        bounds(cs, r, &lo, &hi);
+        if ((row->type == FB_ROW_DOF || row->type == FB_ROW_JOINT) && row->friction_of < 0 &&
+            lo < 0.0 && hi > 0.0 && !isinf(rhs_target(cs, q, r)) &&
+            cs->K[r * nr + r] > 0.0) {
+            cs->blk_idx[nb++] = r;
+        }
+    }
+    if (nb < BLOCK_MIN_ROWS) {
+        return 0;
+    }
+    for (int i = 0; i < nb; i++) {
+        for (int j = 0; j < nb; j++) {
+            cs->blk_L[i * nb + j] = cs->K[cs->blk_idx[i] * nr + cs->blk_idx[j]];
+        }
+    }
+    return fb_chol_factor(cs->blk_L, nb) ? nb : 0;
+}
+
+/* The block's multipliers solved exactly with the other rows' held (K_BB x = t - b - K_BC l),
+ * then clamped to their bounds; returns how far they moved and sets *clamped. */
+static double block_step(fb_csys* cs, const lcp_rhs* q, int nb, bool* clamped) {
+    const int nr = cs->nrow;
+    double* x = cs->blk_x;
+    for (int i = 0; i < nb; i++) {
+        const int r = cs->blk_idx[i];
+        double v = rhs_target(cs, q, r) - q->b[r];
+        for (int c = 0; c < nr; c++) {
+            v -= cs->K[r * nr + c] * cs->lambda[c];
+        }
+        /* K lambda above includes the block's own: add it back */
+        for (int j = 0; j < nb; j++) {
+            v += cs->K[r * nr + cs->blk_idx[j]] * cs->lambda[cs->blk_idx[j]];
+        }
+        x[i] = v;
+    }
+    fb_chol_solve(cs->blk_L, nb, x);
+    double moved = 0.0;
+    *clamped = false;
+    for (int i = 0; i < nb; i++) {
+        const int r = cs->blk_idx[i];
+        double lo, hi;
+        bounds(cs, r, &lo, &hi);
+        const double l = fmin(hi, fmax(lo, x[i]));
+        *clamped = *clamped || l != x[i];
+        moved = fmax(moved, fabs(l - cs->lambda[r]));
+        cs->lambda[r] = l;
+    }
+    return moved;
+}
+
+/* Projected Gauss-Seidel; when enough rows are joint rows with bounds around zero (a tracking
+ * controller's), block Gauss-Seidel instead: those rows are solved together exactly (Cholesky
+ * of their K block, factored once) and the other rows (contacts, friction, limits) one by one
+ * between block solves. PGS alone converges slowly on the strong coupling of M^-1 between the
+ * joints of one body; the block solve removes that coupling from the iteration. A block whose
+ * solution hits a bound is clamped and then swept row by row until it settles. */
 static void pgs(fb_csys* cs, const lcp_rhs* q, const fb_pgs_opts* o) {
     const int nr = cs->nrow;
+    const int nb = block_rows(cs, q);
     int it = 0;
+    bool clamped = false;
     for (; it < o->max_iter; it++) {
         double moved = 0.0;
-        for (int r = 0; r < nr; r++) {
-            const double Krr = cs->K[r * nr + r];
-            if (!(Krr > 0.0) || isinf(rhs_target(cs, q, r))) {
-                continue; /* a row no force can move, or one left out of this solve */
+        if (nb > 0 && !clamped) {
+            moved = block_step(cs, q, nb, &clamped);
+        }
+        for (int r = 0, i = 0; r < nr; r++) {
+            if (nb > 0 && !clamped && i < nb && cs->blk_idx[i] == r) {
+                i++;
+                continue;
             }
-            const double w = row_w(cs, q, r);
-            double lo, hi;
-            bounds(cs, r, &lo, &hi);
-            const double l = fmin(hi, fmax(lo, cs->lambda[r] - w / Krr));
-            moved = fmax(moved, fabs(l - cs->lambda[r]));
-            cs->lambda[r] = l;
+            moved = fmax(moved, pgs_row(cs, q, r));
         }
         if (moved <= o->tol) {
             it++;

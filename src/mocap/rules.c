@@ -9,6 +9,7 @@
 
 #include "featherbone/mocap.h"
 #include "util/error.h"
+#include "util/json_file.h"
 
 /* Largest rules file read (bytes). */
 #define RULES_MAX_BYTES (1 << 20)
@@ -173,40 +174,16 @@ static fb_status parse_rules(const char* path, const cJSON* root, fb_rules* r, f
 }
 
 fb_status fb_rules_load(const char* path, fb_rules* rules, fb_error* err) {
-    FILE* f = fopen(path, "rb");
-    if (!f) {
-        return fb_fail(err, FB_EIO, "%s: cannot open: %s", path, strerror(errno));
-    }
-    char* text = malloc(RULES_MAX_BYTES + 1);
-    const size_t n = text ? fread(text, 1, RULES_MAX_BYTES + 1, f) : 0;
-    fclose(f);
-    if (!text) {
-        return fb_fail(err, FB_ENOMEM, "%s: out of memory", path);
-    }
-    if (n > RULES_MAX_BYTES) {
-        free(text);
-        return fb_fail(err, FB_EINVAL, "%s: expected a rules file under 1 MiB", path);
-    }
-    text[n] = '\0';
-    cJSON* root = cJSON_ParseWithLength(text, n);
-    fb_status s;
-    if (!root) {
-        /* cJSON points at where parsing stopped: turn it into a line number */
-        const char* at = cJSON_GetErrorPtr();
-        int line = 1;
-        for (const char* p = text; at && p < at && p < text + n; p++) {
-            line += (*p == '\n');
-        }
-        s = fb_fail(err, FB_EINVAL, "%s:%d: expected valid JSON", path, line);
-    } else {
+    cJSON* root = NULL;
+    fb_status s = fb_json_read(path, "rules file", RULES_MAX_BYTES, &root, err);
+    if (s == FB_OK) {
         fb_rules r = fb_rules_lossless();
         s = parse_rules(path, root, &r, err);
         if (s == FB_OK) {
             *rules = r;
             fb_ok(err);
         }
-        cJSON_Delete(root);
     }
-    free(text);
+    cJSON_Delete(root);
     return s;
 }

@@ -1,0 +1,269 @@
+/* featherbone: making a character reproduce a clip with its own joint torques
+ * [Cline 2003 §5.1; Kokkevis 2004 §8.3].
+ *
+ *   fb_ref      the clip as the simulation needs it: q, v, a and the feedforward torques of
+ *               inverse dynamics at every frame of the simulation rate
+ *   fb_gains    how hard each joint follows it (read from / written to a JSON gains file)
+ *   fb_tracker  a controller attached to a world: PD (Cline eq. 5.7/5.8) or acceleration
+ *               constraints (Kokkevis eq. 22) solved with the contacts, the root kinematic,
+ *               assisted or free, torque limits, and the tracking metrics of every step
+ *
+ * docs/CONTROL.md explains the fit, the controllers, the gains and the metrics. */
+#ifndef FEATHERBONE_CONTROL_H
+#define FEATHERBONE_CONTROL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "base.h"
+#include "data.h"
+#include "mocap.h"
+#include "model.h"
+#include "world.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- reference motion ---------------------------------------------------------------- */
+
+/* The smooth fit of q(t). Every output time takes the clip frame nearest to it, fits a
+ * polynomial of `degree` by least squares to the 2 half_window + 1 clip frames around that
+ * frame (the window slides inwards at the clip's ends) and evaluates it and its first two
+ * derivatives. Rotations are fitted in the tangent space of the nearest frame's rotation
+ * (rotation vectors of q_k^-1 q_j) and mapped back exactly, so v and a are the true body
+ * angular velocity and acceleration of the fitted curve. By default each joint's window and
+ * degree are chosen from its data by generalised cross-validation (docs/CONTROL.md). */
+typedef struct fb_fit_opts {
+    int half_window; /* clip frames either side; 0 with degree 0 = chosen per joint (default) */
+    int degree;      /* polynomial degree, 2 <= degree <= 2 half_window */
+} fb_fit_opts;
+
+FB_API fb_fit_opts fb_default_fit_opts(void);
+
+typedef struct fb_ref {
+    int nframe;  /* frames at the simulation rate; frame i is at time i dt */
+    int nq, nv;
+    double dt;   /* s, 1 / rate */
+    double* q;   /* (nframe x nq) fitted positions */
+    double* v;   /* (nframe x nv) velocities (the joints' own coordinates, as fb_data.qd) */
+    double* a;   /* (nframe x nv) accelerations (as fb_data.qdd) */
+    double* tau; /* (nframe x nv) feedforward psi = RNEA(q, v_step, a_step): joint torques in
+                    each joint's child coordinates; a floating root's six entries are the wrench
+                    [n; f] (root body coordinates) the ground would have to supply */
+    /* What the simulator's semi-implicit Euler step (v += dt a; q = q (+) dt v) needs to land
+     * on q exactly at every frame: v_step[i] = (q[i-1] (-) q[i]) / dt, a_step[i] =
+     * (v_step[i+1] - v_step[i]) / dt. They differ from v, a by O(dt); the feedforward and the
+     * controllers use them, so that psi fed open-loop reproduces the fitted q (as MuJoCo's
+     * inverse dynamics is consistent with its integrator). */
+    double* v_step; /* (nframe x nv) */
+    double* a_step; /* (nframe x nv) */
+    int* fit_half_window; /* (nbody) the fit each joint got */
+    int* fit_degree;      /* (nbody) */
+    fb_allocator alloc;
+} fb_ref;
+
+/* The reference of a model from `nsample` samples of q (nsample x nq) taken every sample_dt
+ * seconds, at `rate` frames per second (0 = the samples' own rate). Scalar joints must be
+ * unwrapped already (fb_motion_from_clip does that). Joint damping enters psi as RNEA
+ * computes it. FB_EINVAL for bad arguments (named), FB_ENOMEM. */
+FB_API fb_ref* fb_ref_create(const fb_model* m, int nsample, double sample_dt, const double* q,
+                             double rate, const fb_fit_opts* opts, const fb_allocator* alloc,
+                             fb_error* err);
+
+/* The same from a clip and its character (the clip's frames first..last-1; last 0 = end). */
+FB_API fb_ref* fb_ref_from_clip(const fb_clip* clip, const fb_character* ch, double rate,
+                                int first, int last, const fb_fit_opts* opts, fb_error* err);
+
+FB_API void fb_ref_destroy(fb_ref* r);
+
+/* Duration (s) from the first to the last frame. */
+FB_API double fb_ref_duration(const fb_ref* r);
+
+/* The reference at time t (clamped to the clip) as the controllers use it: frame i at or
+ * before t, s = t - t_i: q = q_i (+) s v_step[i+1], v = v_step[i] + s a_step[i], a = a_step[i],
+ * the feedforward torque interpolated linearly. Any output may be NULL. Allocation-free; `tmp`
+ * must hold nv doubles when q is wanted. */
+FB_API void fb_ref_at(const fb_model* m, const fb_ref* r, double t, double* q, double* v,
+                      double* a, double* tau, double* tmp);
+
+
+/* Writes the feedforward torques as CSV: a time column, then one column per dof named by
+ * joint and axis ("LeftElbow", "Neck.x", the root's "Hips.nx" .. "Hips.fz"), N m or N. Whole
+ * or not at all. */
+FB_API fb_status fb_ref_write_torques_csv(const fb_model* m, const fb_ref* r, const char* path,
+                                          fb_error* err);
+
+/* The name of dof j as the CSV columns give it. */
+FB_API void fb_dof_label(const fb_model* m, int dof, char* out, size_t cap);
+
+/* ---- gains ------------------------------------------------------------------------------- */
+
+typedef enum fb_controller {
+    FB_CTRL_PD = 0,   /* joint torques from PD on the clip plus feedforward [Cline eq. 5.7-5.8] */
+    FB_CTRL_ACCEL = 1 /* acceleration-constraint rows solved with the contacts [Kokkevis eq. 22] */
+} fb_controller;
+
+typedef enum fb_pd_form {
+    FB_PD_CLINE = 0, /* gains scaled by the joint's feedforward torque |psi| (eq. 5.7) */
+    FB_PD_PLAIN = 1  /* fixed kp, kv */
+} fb_pd_form;
+
+typedef enum fb_root_mode {
+    FB_ROOT_KINEMATIC = 0, /* the root follows the clip exactly (unbounded rows) */
+    FB_ROOT_ASSISTED = 1,  /* free, plus a capped PD wrench toward the clip's root */
+    FB_ROOT_FREE = 2       /* only contacts hold the character up */
+} fb_root_mode;
+
+FB_API const char* fb_controller_name(fb_controller c);
+FB_API const char* fb_root_mode_name(fb_root_mode r);
+FB_API const char* fb_pd_form_name(fb_pd_form f);
+
+/* How one joint follows the clip. Errors of ball joints are rotation vectors (log of the
+ * relative rotation), per axis of the child frame. */
+typedef struct fb_joint_gains {
+    double ks;            /* pd, Cline: stiffness per N m of |psi| (1/rad) */
+    double kd;            /* pd, Cline: damping per N m of |psi| (s/rad) */
+    double kp;            /* pd: stiffness (N m/rad); Cline: the minimum stiffness */
+    double kv;            /* pd: damping (N m s/rad); Cline: the minimum damping */
+    double settle_time;   /* accel: s in which an error falls to 10% and stays there */
+    double damping_ratio; /* accel: zeta of the error dynamics */
+    double torque_limit;  /* N m per axis, every controller; 0 = none */
+} fb_joint_gains;
+
+/* Bits of fb_gains_rule.set: which fields a rule gives. */
+enum {
+    FB_GAIN_KS = 1u << 0,
+    FB_GAIN_KD = 1u << 1,
+    FB_GAIN_KP = 1u << 2,
+    FB_GAIN_KV = 1u << 3,
+    FB_GAIN_SETTLE = 1u << 4,
+    FB_GAIN_ZETA = 1u << 5,
+    FB_GAIN_LIMIT = 1u << 6,
+    FB_GAIN_ALL = (1u << 7) - 1
+};
+
+/* A per-joint override: an exact joint name or a glob ("Left*", "*Knee"); rules apply in
+ * order after the defaults, each setting only its fields. */
+typedef struct fb_gains_rule {
+    char pattern[FB_NAME_MAX];
+    unsigned set;
+    fb_joint_gains g;
+} fb_gains_rule;
+
+#define FB_GAINS_MAX_RULES 128
+
+typedef struct fb_root_gains {
+    fb_root_mode mode;
+    double settle_time;   /* s: how the root converges on the clip (kinematic rows, assisted PD) */
+    double damping_ratio;
+    double max_force;     /* assisted: cap on the helping force (N) */
+    double max_torque;    /* assisted: cap on the helping torque (N m) */
+} fb_root_gains;
+
+typedef struct fb_gains {
+    double rate;              /* simulation rate (Hz) */
+    fb_controller controller;
+    fb_pd_form pd_form;
+    fb_root_gains root;
+    fb_joint_gains defaults;
+    int nrule;
+    fb_gains_rule rule[FB_GAINS_MAX_RULES];
+} fb_gains;
+
+/* Conservative gains with no joint rules: rate 240 Hz, accel, root kinematic. Real use
+ * starts from fb_gains_init. */
+FB_API fb_gains fb_default_gains(void);
+
+/* A good starting file for a character and its clip (what `featherbone gains init` writes):
+ * per joint, stiffness and damping from the joint's effective inertia 1/(M^-1)_jj at the
+ * clip's first frame (root held) for a 5 Hz critically damped response, Cline's ks, kd so that
+ * at the joint's RMS feedforward torque they give the same, torque limits at three times the
+ * largest feedforward torque (at least 10 N m), and one exact-name rule per joint. */
+FB_API fb_status fb_gains_init(const fb_model* m, const fb_ref* ref, fb_gains* g,
+                               fb_error* err);
+
+/* Reads a gains file; every top-level field and every default must be present, joint rules
+ * may give any subset. FB_EINVAL names the file and field (and for an unknown key the close
+ * matches); names are checked against a model by fb_gains_resolve. */
+FB_API fb_status fb_gains_load(const char* path, fb_gains* g, fb_error* err);
+
+/* Writes a gains file with every field (whole or not at all). */
+FB_API fb_status fb_gains_save(const fb_gains* g, const char* path, fb_error* err);
+
+/* The gains of every body (nbody; the world and fixed joints get the defaults): defaults, then
+ * each rule whose pattern matches the body's name. FB_EINVAL when a rule matches no joint with
+ * degrees of freedom (the message lists close names). */
+FB_API fb_status fb_gains_resolve(const fb_gains* g, const fb_model* m, fb_joint_gains* out,
+                                  fb_error* err);
+
+/* Kp, Kd of e'' + Kd e' + Kp e = 0 such that an error starting at rest falls below 10% at
+ * t = settle_time and stays below (exactly, for any damping ratio > 0). */
+FB_API void fb_gains_from_settle(double settle_time, double damping_ratio, double* kp,
+                                 double* kd);
+
+/* ---- the tracker --------------------------------------------------------------------- */
+
+/* How well the character followed the clip at one instant (fb_tracker_measure). */
+typedef struct fb_track_metrics {
+    double time;          /* s since the tracker's start */
+    double mpjpe;         /* m: mean over the clip's joints of |simulated - clip| position */
+    double max_joint_err; /* m: the worst joint */
+    int worst_body;       /* its body */
+    double angle_err;     /* rad: mean over actuated joints of the relative rotation angle */
+    double root_pos_err;  /* m */
+    double root_rot_err;  /* rad */
+    double com_err;       /* m: whole-body centre of mass */
+    int limits_bound;     /* dofs whose torque sat at its limit in the last substep */
+    double assist_force;  /* N, assisted root: the helping force of the last substep */
+    double assist_torque; /* N m */
+} fb_track_metrics;
+
+typedef struct fb_tracker fb_tracker;
+
+/* A controller driving articulation `art` of world w along `ref` (made for the same model)
+ * with gains g (resolved against the model; errors as fb_gains_resolve). `joint_of_body`
+ * (nbody, may be NULL = every body) marks with >= 0 the bodies whose origins are the clip's
+ * joints, for the metrics. Installs itself as the world's hook and puts the character at the
+ * clip's first frame at the world's current time. All memory is allocated here: stepping the
+ * world allocates nothing. */
+FB_API fb_tracker* fb_tracker_create(fb_world* w, int art, const fb_ref* ref,
+                                     const fb_gains* g, const int* joint_of_body,
+                                     fb_error* err);
+FB_API void fb_tracker_destroy(fb_tracker* tr);
+
+/* Puts the character back at the clip's first frame and restarts the clip at the world's
+ * current time. */
+FB_API void fb_tracker_reset(fb_tracker* tr);
+
+/* Seconds of the clip the tracker has reached (world time since start). */
+FB_API double fb_tracker_time(const fb_tracker* tr);
+
+/* Whether the clip is over (fb_tracker_time past its last frame). */
+FB_API bool fb_tracker_done(const fb_tracker* tr);
+
+/* Compares the character's current state with the clip at the current time; per-body position
+ * errors (m) into body_err (nbody) when not NULL. Allocation-free. */
+FB_API void fb_tracker_measure(fb_tracker* tr, fb_track_metrics* out, double* body_err);
+
+/* The joint forces the controller applied in the last substep (nv; with the accel controller
+ * and a kinematic root this includes the rows' multipliers): torques in each joint's child
+ * coordinates, the root's entries the wrench on it. */
+FB_API const double* fb_tracker_torques(const fb_tracker* tr);
+
+/* The resolved gains per body (nbody). */
+FB_API const fb_joint_gains* fb_tracker_gains(const fb_tracker* tr);
+
+/* Totals since the start: impulse of the assisting wrench (N s, N m s), the largest force and
+ * torque, and the number of substeps any torque limit bound. */
+typedef struct fb_assist_totals {
+    double force_impulse, torque_impulse, peak_force, peak_torque;
+    long limit_substeps;
+} fb_assist_totals;
+FB_API fb_assist_totals fb_tracker_totals(const fb_tracker* tr);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FEATHERBONE_CONTROL_H */

@@ -1,0 +1,617 @@
+/* Gains: defaults, per-joint rules, the JSON gains file (cJSON), `gains init`, and gains from
+ * a settle time. */
+#define _POSIX_C_SOURCE 200809L /* fnmatch */
+#include <cjson/cJSON.h>
+#include <fnmatch.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "featherbone/control.h"
+#include "featherbone/dynamics.h"
+#include "control/inertia.h"
+#include "math/dense.h"
+#include "util/atomic_file.h"
+#include "util/error.h"
+#include "util/json_file.h"
+
+/* Largest gains file read. */
+#define GAINS_MAX_BYTES (4u << 20)
+/* The file's format tag and version. */
+#define GAINS_FORMAT "featherbone-gains"
+#define GAINS_VERSION 1
+/* gains init: response of each joint (rad/s, 5 Hz) and damping ratio. */
+#define INIT_OMEGA (2.0 * 3.14159265358979323846 * 5.0)
+#define INIT_ZETA 1.0
+/* gains init: Cline's minimum gains as a fraction of the joint's own; torque limit. */
+#define INIT_MIN_FRACTION 0.3
+#define INIT_LIMIT_FACTOR 3.0
+#define INIT_LIMIT_FLOOR 10.0
+/* Accepted ranges. */
+#define RATE_MIN 30.0
+#define RATE_MAX 10000.0
+
+const char* fb_controller_name(fb_controller c) {
+    return c == FB_CTRL_PD ? "pd" : "accel";
+}
+
+const char* fb_root_mode_name(fb_root_mode r) {
+    return r == FB_ROOT_KINEMATIC ? "kinematic" : (r == FB_ROOT_ASSISTED ? "assisted" : "free");
+}
+
+const char* fb_pd_form_name(fb_pd_form f) {
+    return f == FB_PD_CLINE ? "cline" : "plain";
+}
+
+fb_gains fb_default_gains(void) {
+    fb_gains g;
+    memset(&g, 0, sizeof g);
+    g.rate = 240.0;
+    g.controller = FB_CTRL_ACCEL;
+    g.pd_form = FB_PD_CLINE;
+    g.root = (fb_root_gains){.mode = FB_ROOT_KINEMATIC, .settle_time = 0.05,
+                             .damping_ratio = 1.0, .max_force = 400.0, .max_torque = 200.0};
+    g.defaults = (fb_joint_gains){.ks = 5.0, .kd = 0.5, .kp = 50.0, .kv = 5.0,
+                                  .settle_time = 0.1, .damping_ratio = 1.0,
+                                  .torque_limit = 0.0};
+    return g;
+}
+
+/* ---- settle time -> gains ------------------------------------------------------------ */
+
+/* e(s) of e'' + 2 z e' + e = 0 from e(0) = 1, e'(0) = 0 (time in units of 1/omega). */
+static double unit_response(double z, double s) {
+    if (z < 1.0 - 1e-9) {
+        const double wd = sqrt(1.0 - z * z);
+        return exp(-z * s) * (cos(wd * s) + z / wd * sin(wd * s));
+    }
+    if (z <= 1.0 + 1e-9) {
+        return (1.0 + s) * exp(-s);
+    }
+    const double r = sqrt(z * z - 1.0), r1 = -z + r, r2 = -z - r;
+    return (r2 * exp(r1 * s) - r1 * exp(r2 * s)) / (r2 - r1);
+}
+
+/* The last time (units of 1/omega) at which |e| = 0.1: after it the error stays below 10%. */
+static double unit_settle(double z) {
+    const double ds = 1e-3, smax = 200.0 / z + 50.0;
+    double last = 0.0;
+    for (double s = 0.0; s < smax; s += ds) {
+        if (fabs(unit_response(z, s)) >= 0.1) {
+            last = s;
+        }
+    }
+    /* |e| crosses 0.1 downwards in [last, last + ds]: bisect */
+    double lo = last, hi = last + ds;
+    for (int k = 0; k < 60; k++) {
+        const double mid = 0.5 * (lo + hi);
+        if (fabs(unit_response(z, mid)) >= 0.1) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    return 0.5 * (lo + hi);
+}
+
+void fb_gains_from_settle(double settle_time, double damping_ratio, double* kp, double* kd) {
+    const double w = unit_settle(damping_ratio) / settle_time;
+    *kp = w * w;
+    *kd = 2.0 * damping_ratio * w;
+}
+
+/* ---- names ------------------------------------------------------------------------------ */
+
+/* Levenshtein distance of two short strings, case-insensitive (capped at 63 characters). */
+static int edit_distance(const char* a, const char* b) {
+    int prev[64], cur[64];
+    const int na = (int)fmin(strlen(a), 63), nb = (int)fmin(strlen(b), 63);
+    for (int j = 0; j <= nb; j++) {
+        prev[j] = j;
+    }
+    for (int i = 1; i <= na; i++) {
+        cur[0] = i;
+        for (int j = 1; j <= nb; j++) {
+            const int ca = a[i - 1] | 0x20, cb = b[j - 1] | 0x20;
+            const int sub = prev[j - 1] + (ca != cb);
+            const int del = prev[j] + 1, ins = cur[j - 1] + 1;
+            cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+        }
+        memcpy(prev, cur, (size_t)(nb + 1) * sizeof(int));
+    }
+    return prev[nb];
+}
+
+/* Up to three of `names` closest to `word` (distance <= max(2, len/3)), as "a, b, c", or the
+ * first few names when none is close. */
+static void close_matches(const char* word, const char* const* names, int n, char* out,
+                          size_t cap) {
+    int best[3] = {-1, -1, -1}, bd[3] = {1 << 30, 1 << 30, 1 << 30};
+    const int tol = (int)fmax(2.0, strlen(word) / 3.0);
+    for (int i = 0; i < n; i++) {
+        const int d = edit_distance(word, names[i]);
+        if (d > tol) {
+            continue;
+        }
+        for (int k = 0; k < 3; k++) {
+            if (d < bd[k]) {
+                for (int m = 2; m > k; m--) {
+                    bd[m] = bd[m - 1];
+                    best[m] = best[m - 1];
+                }
+                bd[k] = d;
+                best[k] = i;
+                break;
+            }
+        }
+    }
+    out[0] = '\0';
+    size_t len = 0;
+    const bool any = best[0] >= 0;
+    for (int k = 0; k < (any ? 3 : (n < 6 ? n : 6)); k++) {
+        const int i = any ? best[k] : k;
+        if (i < 0) {
+            break;
+        }
+        len += (size_t)snprintf(out + len, len < cap ? cap - len : 0, "%s%s", k ? ", " : "",
+                                names[i]);
+    }
+    if (!any && n > 6 && len < cap) {
+        snprintf(out + len, cap - len, ", ... (%d in all)", n);
+    }
+}
+
+/* ---- resolve -------------------------------------------------------------------------- */
+
+static void apply_rule(const fb_gains_rule* r, fb_joint_gains* g) {
+    const unsigned s = r->set;
+    g->ks = (s & FB_GAIN_KS) ? r->g.ks : g->ks;
+    g->kd = (s & FB_GAIN_KD) ? r->g.kd : g->kd;
+    g->kp = (s & FB_GAIN_KP) ? r->g.kp : g->kp;
+    g->kv = (s & FB_GAIN_KV) ? r->g.kv : g->kv;
+    g->settle_time = (s & FB_GAIN_SETTLE) ? r->g.settle_time : g->settle_time;
+    g->damping_ratio = (s & FB_GAIN_ZETA) ? r->g.damping_ratio : g->damping_ratio;
+    g->torque_limit = (s & FB_GAIN_LIMIT) ? r->g.torque_limit : g->torque_limit;
+}
+
+fb_status fb_gains_resolve(const fb_gains* g, const fb_model* m, fb_joint_gains* out,
+                           fb_error* err) {
+    for (int b = 0; b < m->nbody; b++) {
+        out[b] = g->defaults;
+    }
+    for (int k = 0; k < g->nrule; k++) {
+        const fb_gains_rule* r = &g->rule[k];
+        int hits = 0;
+        for (int b = 1; b < m->nbody; b++) {
+            if (m->jnv[b] > 0 && fnmatch(r->pattern, m->name[b], 0) == 0) {
+                apply_rule(r, &out[b]);
+                hits++;
+            }
+        }
+        if (hits == 0) {
+            const char* names[FB_GAINS_MAX_RULES * 2];
+            int n = 0;
+            for (int b = 1; b < m->nbody && n < FB_GAINS_MAX_RULES * 2; b++) {
+                if (m->jnv[b] > 0) {
+                    names[n++] = m->name[b];
+                }
+            }
+            char close[256];
+            close_matches(r->pattern, names, n, close, sizeof close);
+            const int fixed = fb_model_body_by_name(m, r->pattern);
+            if (fixed > 0) {
+                return fb_fail(err, FB_EINVAL,
+                               "gains: joints.%s: this joint is fixed (no degrees of freedom); "
+                               "joints with some: %s",
+                               r->pattern, close);
+            }
+            return fb_fail(err, FB_EINVAL, "gains: joints.%s: matches no joint; did you mean %s?",
+                           r->pattern, close);
+        }
+    }
+    return fb_ok(err);
+}
+
+/* ---- gains init -------------------------------------------------------------------------- */
+
+fb_status fb_joint_effective_inertia(const fb_model* m, const double* q, double* inertia,
+                                     fb_error* err) {
+    const int nv = m->nv;
+    /* the root's dofs are held (kinematic): the joints see the inverse of the actuated block */
+    const int r0 = (m->nbody > 1 && m->jtype[1] == FB_JOINT_FLOATING) ? 6 : 0;
+    const int na = nv - r0;
+    fb_data* d = fb_data_create(m, NULL, err);
+    double* A = malloc((size_t)na * (size_t)na * sizeof(double) + 1);
+    double* e = malloc((size_t)na * sizeof(double) + 1);
+    fb_status s = FB_OK;
+    if (!d || !A || !e) {
+        s = fb_fail(err, FB_ENOMEM, "effective inertia: out of memory");
+        goto done;
+    }
+    memcpy(d->q, q, (size_t)m->nq * sizeof(double));
+    fb_crba(m, d);
+    for (int i = 0; i < na; i++) {
+        for (int j = 0; j < na; j++) {
+            A[i * na + j] = d->M[(size_t)(i + r0) * (size_t)nv + (size_t)(j + r0)];
+        }
+    }
+    if (na > 0 && !fb_chol_factor(A, na)) {
+        s = fb_fail(err, FB_ENUMERIC, "effective inertia: the mass matrix is not positive "
+                                      "definite");
+        goto done;
+    }
+    for (int b = 0; b < m->nbody; b++) {
+        inertia[b] = 0.0;
+        if (b == 0 || m->jnv[b] == 0 || m->jtype[b] == FB_JOINT_FLOATING) {
+            continue;
+        }
+        for (int k = 0; k < m->jnv[b]; k++) {
+            const int j = m->v_adr[b] + k - r0;
+            memset(e, 0, (size_t)na * sizeof(double));
+            e[j] = 1.0;
+            fb_chol_solve(A, na, e);
+            inertia[b] += 1.0 / e[j];
+        }
+        inertia[b] /= m->jnv[b];
+    }
+done:
+    fb_data_destroy(d);
+    free(A);
+    free(e);
+    return s;
+}
+
+static int cmp_double(const void* a, const void* b) {
+    const double x = *(const double*)a, y = *(const double*)b;
+    return (x > y) - (x < y);
+}
+
+fb_status fb_gains_init(const fb_model* m, const fb_ref* ref, fb_gains* g, fb_error* err) {
+    *g = fb_default_gains();
+    g->rate = 1.0 / ref->dt;
+    const int nv = m->nv;
+    double* inertia = malloc((size_t)m->nbody * sizeof(double));
+    double* mag = malloc((size_t)ref->nframe * sizeof(double));
+    if (!inertia || !mag) {
+        free(inertia);
+        free(mag);
+        return fb_fail(err, FB_ENOMEM, "gains init: out of memory");
+    }
+    fb_status s = fb_joint_effective_inertia(m, ref->q, inertia, err);
+    g->nrule = 0;
+    for (int b = 1; s == FB_OK && b < m->nbody && g->nrule < FB_GAINS_MAX_RULES; b++) {
+        if (m->jnv[b] == 0 || m->jtype[b] == FB_JOINT_FLOATING) {
+            continue;
+        }
+        /* feedforward torque of the joint over the clip: RMS, and the 99th percentile of its
+         * magnitude (a capture glitch of a few frames must not set the limit) */
+        double sum2 = 0.0;
+        for (int f = 0; f < ref->nframe; f++) {
+            double n2 = 0.0;
+            for (int k = 0; k < m->jnv[b]; k++) {
+                const double t = ref->tau[(size_t)f * (size_t)nv + (size_t)(m->v_adr[b] + k)];
+                n2 += t * t;
+            }
+            sum2 += n2;
+            mag[f] = sqrt(n2);
+        }
+        qsort(mag, (size_t)ref->nframe, sizeof(double), cmp_double);
+        const double p99 = mag[ref->nframe - 1]; /* the peak */
+        const double rms = fmax(sqrt(sum2 / ref->nframe), 1e-3);
+        fb_gains_rule* r = &g->rule[g->nrule++];
+        snprintf(r->pattern, sizeof r->pattern, "%s", m->name[b]);
+        r->set = FB_GAIN_ALL;
+        const double kp = inertia[b] * INIT_OMEGA * INIT_OMEGA;
+        const double kv = 2.0 * INIT_ZETA * inertia[b] * INIT_OMEGA;
+        r->g.ks = kp / rms;
+        r->g.kd = kv / rms;
+        r->g.kp = INIT_MIN_FRACTION * kp;
+        r->g.kv = INIT_MIN_FRACTION * kv;
+        r->g.settle_time = g->defaults.settle_time;
+        r->g.damping_ratio = g->defaults.damping_ratio;
+        r->g.torque_limit = fmax(INIT_LIMIT_FACTOR * p99, INIT_LIMIT_FLOOR);
+    }
+    free(inertia);
+    free(mag);
+    return s == FB_OK ? fb_ok(err) : s;
+}
+
+/* ---- the file ------------------------------------------------------------------------- */
+
+static const char* const JOINT_KEYS[] = {"ks",          "kd",            "kp",          "kv",
+                                         "settle_time", "damping_ratio", "torque_limit"};
+#define NJOINT_KEYS 7
+
+/* A number >= lo (> lo when strict) for `field`. */
+static fb_status number(const char* path, const char* field, const cJSON* it, double lo,
+                        bool strict, double* out, fb_error* err) {
+    if (!cJSON_IsNumber(it) || !isfinite(it->valuedouble)) {
+        return fb_fail(err, FB_EINVAL, "%s: %s: expected a number", path, field);
+    }
+    const double v = it->valuedouble;
+    if (strict ? !(v > lo) : !(v >= lo)) {
+        return fb_fail(err, FB_EINVAL, "%s: %s: expected a value %s %g, found %g", path, field,
+                       strict ? ">" : ">=", lo, v);
+    }
+    *out = v;
+    return FB_OK;
+}
+
+static fb_status unknown_key(const char* path, const char* where, const char* key,
+                             const char* const* keys, int n, fb_error* err) {
+    char close[256];
+    close_matches(key, keys, n, close, sizeof close);
+    return fb_fail(err, FB_EINVAL, "%s: %s%s: unknown field; expected one of: %s", path, where,
+                   key, close);
+}
+
+/* Joint gains from an object; `need_all` makes a missing field an error. */
+static fb_status parse_joint(const char* path, const char* where, const cJSON* obj,
+                             bool need_all, fb_joint_gains* g, unsigned* set, fb_error* err) {
+    if (!cJSON_IsObject(obj)) {
+        return fb_fail(err, FB_EINVAL, "%s: %s: expected an object", path, where);
+    }
+    *set = 0;
+    for (const cJSON* it = obj->child; it; it = it->next) {
+        char field[160];
+        snprintf(field, sizeof field, "%s.%s", where, it->string);
+        double* dst[NJOINT_KEYS] = {&g->ks, &g->kd, &g->kp, &g->kv, &g->settle_time,
+                                    &g->damping_ratio, &g->torque_limit};
+        /* settle time and damping ratio must be > 0; the rest >= 0 */
+        const bool strict[NJOINT_KEYS] = {false, false, false, false, true, true, false};
+        int k = 0;
+        while (k < NJOINT_KEYS && strcmp(it->string, JOINT_KEYS[k]) != 0) {
+            k++;
+        }
+        if (k == NJOINT_KEYS) {
+            char w[160];
+            snprintf(w, sizeof w, "%s.", where);
+            return unknown_key(path, w, it->string, JOINT_KEYS, NJOINT_KEYS, err);
+        }
+        const fb_status s = number(path, field, it, 0.0, strict[k], dst[k], err);
+        if (s != FB_OK) {
+            return s;
+        }
+        *set |= 1u << k;
+    }
+    if (need_all && *set != FB_GAIN_ALL) {
+        for (int k = 0; k < NJOINT_KEYS; k++) {
+            if (!(*set & (1u << k))) {
+                return fb_fail(err, FB_EINVAL, "%s: %s.%s: missing", path, where, JOINT_KEYS[k]);
+            }
+        }
+    }
+    return FB_OK;
+}
+
+static fb_status parse_enum(const char* path, const char* field, const cJSON* it,
+                            const char* const* names, int n, int* out, fb_error* err) {
+    if (cJSON_IsString(it)) {
+        for (int k = 0; k < n; k++) {
+            if (strcmp(it->valuestring, names[k]) == 0) {
+                *out = k;
+                return FB_OK;
+            }
+        }
+    }
+    char list[128] = "";
+    size_t len = 0;
+    for (int k = 0; k < n; k++) {
+        len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", k ? ", " : "", names[k]);
+    }
+    return fb_fail(err, FB_EINVAL, "%s: %s: expected one of %s", path, field, list);
+}
+
+static const char* const ROOT_KEYS[] = {"mode", "settle_time", "damping_ratio", "max_force",
+                                        "max_torque"};
+static const char* const TOP_KEYS[] = {"format", "version", "rate", "controller", "pd_form",
+                                       "root", "defaults", "joints"};
+static const char* const CONTROLLERS[] = {"pd", "accel"};
+static const char* const PD_FORMS[] = {"cline", "plain"};
+static const char* const ROOT_MODES[] = {"kinematic", "assisted", "free"};
+
+static fb_status parse_root(const char* path, const cJSON* obj, fb_root_gains* r, fb_error* err) {
+    if (!cJSON_IsObject(obj)) {
+        return fb_fail(err, FB_EINVAL, "%s: root: expected an object", path);
+    }
+    unsigned seen = 0;
+    for (const cJSON* it = obj->child; it; it = it->next) {
+        int k = 0;
+        while (k < 5 && strcmp(it->string, ROOT_KEYS[k]) != 0) {
+            k++;
+        }
+        fb_status s;
+        char field[96];
+        snprintf(field, sizeof field, "root.%s", it->string);
+        switch (k) {
+        case 0: {
+            int mode = 0;
+            s = parse_enum(path, field, it, ROOT_MODES, 3, &mode, err);
+            r->mode = (fb_root_mode)mode;
+            break;
+        }
+        case 1:
+            s = number(path, field, it, 0.0, true, &r->settle_time, err);
+            break;
+        case 2:
+            s = number(path, field, it, 0.0, true, &r->damping_ratio, err);
+            break;
+        case 3:
+            s = number(path, field, it, 0.0, false, &r->max_force, err);
+            break;
+        case 4:
+            s = number(path, field, it, 0.0, false, &r->max_torque, err);
+            break;
+        default:
+            s = unknown_key(path, "root.", it->string, ROOT_KEYS, 5, err);
+        }
+        if (s != FB_OK) {
+            return s;
+        }
+        seen |= 1u << k;
+    }
+    for (int k = 0; k < 5; k++) {
+        if (!(seen & (1u << k))) {
+            return fb_fail(err, FB_EINVAL, "%s: root.%s: missing", path, ROOT_KEYS[k]);
+        }
+    }
+    return FB_OK;
+}
+
+static fb_status parse_gains(const char* path, const cJSON* root, fb_gains* g, fb_error* err) {
+    if (!cJSON_IsObject(root)) {
+        return fb_fail(err, FB_EINVAL, "%s: expected a JSON object", path);
+    }
+    unsigned seen = 0;
+    for (const cJSON* it = root->child; it; it = it->next) {
+        int k = 0;
+        while (k < 8 && strcmp(it->string, TOP_KEYS[k]) != 0) {
+            k++;
+        }
+        fb_status s = FB_OK;
+        int e = 0;
+        double version = 0.0;
+        unsigned set = 0;
+        switch (k) {
+        case 0:
+            if (!cJSON_IsString(it) || strcmp(it->valuestring, GAINS_FORMAT) != 0) {
+                s = fb_fail(err, FB_EINVAL, "%s: format: expected \"%s\"", path, GAINS_FORMAT);
+            }
+            break;
+        case 1:
+            s = number(path, "version", it, 0.0, false, &version, err);
+            if (s == FB_OK && version != GAINS_VERSION) {
+                s = fb_fail(err, FB_EINVAL, "%s: version: expected %d, found %g", path,
+                            GAINS_VERSION, version);
+            }
+            break;
+        case 2:
+            s = number(path, "rate", it, RATE_MIN, false, &g->rate, err);
+            if (s == FB_OK && g->rate > RATE_MAX) {
+                s = fb_fail(err, FB_EINVAL, "%s: rate: expected %g to %g Hz, found %g", path,
+                            RATE_MIN, RATE_MAX, g->rate);
+            }
+            break;
+        case 3:
+            s = parse_enum(path, "controller", it, CONTROLLERS, 2, &e, err);
+            g->controller = (fb_controller)e;
+            break;
+        case 4:
+            s = parse_enum(path, "pd_form", it, PD_FORMS, 2, &e, err);
+            g->pd_form = (fb_pd_form)e;
+            break;
+        case 5:
+            s = parse_root(path, it, &g->root, err);
+            break;
+        case 6:
+            s = parse_joint(path, "defaults", it, true, &g->defaults, &set, err);
+            break;
+        case 7:
+            if (!cJSON_IsObject(it)) {
+                s = fb_fail(err, FB_EINVAL, "%s: joints: expected an object of joint names",
+                            path);
+                break;
+            }
+            g->nrule = 0;
+            for (const cJSON* j = it->child; s == FB_OK && j; j = j->next) {
+                if (g->nrule == FB_GAINS_MAX_RULES) {
+                    s = fb_fail(err, FB_EINVAL, "%s: joints: more than %d entries", path,
+                                FB_GAINS_MAX_RULES);
+                    break;
+                }
+                if (strlen(j->string) == 0 || strlen(j->string) >= FB_NAME_MAX) {
+                    s = fb_fail(err, FB_EINVAL, "%s: joints: a name must have 1 to %d characters",
+                                path, FB_NAME_MAX - 1);
+                    break;
+                }
+                fb_gains_rule* r = &g->rule[g->nrule++];
+                memset(r, 0, sizeof *r);
+                snprintf(r->pattern, sizeof r->pattern, "%s", j->string);
+                char where[96];
+                snprintf(where, sizeof where, "joints.%s", j->string);
+                s = parse_joint(path, where, j, false, &r->g, &r->set, err);
+            }
+            break;
+        default:
+            s = unknown_key(path, "", it->string, TOP_KEYS, 8, err);
+        }
+        if (s != FB_OK) {
+            return s;
+        }
+        seen |= 1u << k;
+    }
+    for (int k = 0; k < 8; k++) {
+        if (!(seen & (1u << k))) {
+            return fb_fail(err, FB_EINVAL, "%s: %s: missing", path, TOP_KEYS[k]);
+        }
+    }
+    return FB_OK;
+}
+
+fb_status fb_gains_load(const char* path, fb_gains* g, fb_error* err) {
+    cJSON* root = NULL;
+    fb_status s = fb_json_read(path, "gains file", GAINS_MAX_BYTES, &root, err);
+    if (s == FB_OK) {
+        fb_gains* out = malloc(sizeof *out);
+        if (!out) {
+            s = fb_fail(err, FB_ENOMEM, "%s: out of memory", path);
+        } else {
+            *out = fb_default_gains();
+            s = parse_gains(path, root, out, err);
+            if (s == FB_OK) {
+                *g = *out;
+                fb_ok(err);
+            }
+            free(out);
+        }
+    }
+    cJSON_Delete(root);
+    return s;
+}
+
+static cJSON* joint_json(const fb_joint_gains* g, unsigned set) {
+    cJSON* o = cJSON_CreateObject();
+    const double v[NJOINT_KEYS] = {g->ks, g->kd, g->kp, g->kv, g->settle_time,
+                                   g->damping_ratio, g->torque_limit};
+    for (int k = 0; k < NJOINT_KEYS; k++) {
+        if (set & (1u << k)) {
+            cJSON_AddNumberToObject(o, JOINT_KEYS[k], v[k]);
+        }
+    }
+    return o;
+}
+
+fb_status fb_gains_save(const fb_gains* g, const char* path, fb_error* err) {
+    cJSON* root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "format", GAINS_FORMAT);
+    cJSON_AddNumberToObject(root, "version", GAINS_VERSION);
+    cJSON_AddNumberToObject(root, "rate", g->rate);
+    cJSON_AddStringToObject(root, "controller", fb_controller_name(g->controller));
+    cJSON_AddStringToObject(root, "pd_form", fb_pd_form_name(g->pd_form));
+    cJSON* r = cJSON_AddObjectToObject(root, "root");
+    cJSON_AddStringToObject(r, "mode", fb_root_mode_name(g->root.mode));
+    cJSON_AddNumberToObject(r, "settle_time", g->root.settle_time);
+    cJSON_AddNumberToObject(r, "damping_ratio", g->root.damping_ratio);
+    cJSON_AddNumberToObject(r, "max_force", g->root.max_force);
+    cJSON_AddNumberToObject(r, "max_torque", g->root.max_torque);
+    cJSON_AddItemToObject(root, "defaults", joint_json(&g->defaults, FB_GAIN_ALL));
+    cJSON* j = cJSON_AddObjectToObject(root, "joints");
+    for (int k = 0; k < g->nrule; k++) {
+        cJSON_AddItemToObject(j, g->rule[k].pattern, joint_json(&g->rule[k].g, g->rule[k].set));
+    }
+    char* text = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!text) {
+        return fb_fail(err, FB_ENOMEM, "%s: out of memory", path);
+    }
+    fb_atomic_file af;
+    fb_status s = fb_atomic_open(&af, path, err);
+    if (s == FB_OK) {
+        fputs(text, af.f);
+        fputc('\n', af.f);
+        s = fb_atomic_commit(&af, err);
+    }
+    free(text);
+    return s;
+}

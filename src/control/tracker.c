@@ -1,0 +1,465 @@
+/* The tracker: a world hook that makes one articulation follow a reference motion.
+ *
+ * Every substep, at FB_HOOK_FORCES: the reference at the substep's time (q_d, v_d, a_d and
+ * the feedforward psi), the tracking error of every joint (rotation vectors for ball joints,
+ * in the child frame), and the joint torques:
+ *   pd     tau = psi + K e + D e', K = max(ks |psi_joint|, kp), D = max(kd |psi_joint|, kv)
+ *          [Cline eq. 5.7, 5.8] or K = kp, D = kv (plain), clamped to the torque limit;
+ *   accel  tau = psi (clamped); at FB_HOOK_ROWS one acceleration row per dof asks for
+ *          a_d + Kp e + Kd e' [Kokkevis eq. 22], its multiplier bounded so that tau + lambda
+ *          stays within the torque limit, solved by the world with the contacts in one LCP.
+ * The root: kinematic = six unbounded rows that make it follow the clip; assisted = a PD
+ * wrench (the whole body's inertia times the wanted acceleration) capped in force and
+ * torque; free = nothing. */
+#include <math.h>
+#include <string.h>
+
+#include "featherbone/control.h"
+#include "featherbone/dynamics.h"
+#include "control/inertia.h"
+#include "math/quat.h"
+#include "util/error.h"
+
+/* Row identities for warm starting: a tag, the articulation, the dof. */
+#define TRACK_ROW_TAG 0x54524bull
+
+struct fb_tracker {
+    fb_world* w;
+    int art;
+    const fb_model* m;
+    fb_data* d; /* the world's data of the character */
+    const fb_ref* ref;
+    fb_gains g;
+    fb_joint_gains* jg; /* (nbody) resolved */
+    double* kp_acc;     /* (nbody) accel controller gains from settle time and damping ratio */
+    double* inertia;    /* (nbody) effective joint inertia at the clip's first frame */
+    double h;           /* the world's step (s) */
+    double* kd_acc;
+    double root_kp, root_kd;
+    double root_M[36]; /* the whole body's inertia seen by the root (root coordinates) */
+    bool floating_root;
+    double t0; /* world time of the clip's start */
+    double t;  /* clip time of the last substep */
+    /* per substep (nv unless said) */
+    double *qd, *vd, *ad, *psi, *tmp, *e, *ed, *tau, *applied;
+    int row_start, nrow;
+    int bound;
+    double assist_f, assist_n;
+    fb_assist_totals tot;
+    /* metrics */
+    fb_data* dref;
+    bool* measured; /* (nbody) bodies whose origins are clip joints */
+    fb_allocator alloc;
+};
+
+static double clampd(double x, double lim) {
+    return lim > 0.0 ? fmax(-lim, fmin(lim, x)) : x;
+}
+
+/* Error e = q_d (-) q and its rate e' = v_d (seen in the current frame) - v, per dof; and a_d
+ * seen in the current frame into ad (in place). */
+static void tracking_error(const fb_tracker* tr) {
+    const fb_model* m = tr->m;
+    const double* q = tr->d->q;
+    const double* v = tr->d->qd;
+    for (int b = 1; b < m->nbody; b++) {
+        const int qa = m->q_adr[b], va = m->v_adr[b];
+        switch (m->jtype[b]) {
+        case FB_JOINT_REVOLUTE:
+        case FB_JOINT_PRISMATIC:
+            tr->e[va] = tr->qd[qa] - q[qa];
+            tr->ed[va] = tr->vd[va] - v[va];
+            break;
+        case FB_JOINT_SPHERICAL:
+        case FB_JOINT_FLOATING: {
+            const int qr = qa + (m->jtype[b] == FB_JOINT_FLOATING ? 3 : 0);
+            const fb_quat cur = fb_quat_load(q + qr), des = fb_quat_load(tr->qd + qr);
+            const fb_quat rel = fb_quat_mul(fb_quat_conj(cur), des); /* desired -> current */
+            const fb_v3 er = fb_quat_log(rel);
+            fb_v3 wd = fb_v3_make(tr->vd[va], tr->vd[va + 1], tr->vd[va + 2]);
+            fb_v3 al = fb_v3_make(tr->ad[va], tr->ad[va + 1], tr->ad[va + 2]);
+            wd = fb_quat_rotate(rel, wd);
+            al = fb_quat_rotate(rel, al);
+            const double ev[3] = {er.x, er.y, er.z}, wv[3] = {wd.x, wd.y, wd.z},
+                         av[3] = {al.x, al.y, al.z};
+            for (int k = 0; k < 3; k++) {
+                tr->e[va + k] = ev[k];
+                tr->ed[va + k] = wv[k] - v[va + k];
+                tr->ad[va + k] = av[k];
+            }
+            if (m->jtype[b] == FB_JOINT_FLOATING) {
+                /* position error and velocities of the origin, in the current body frame */
+                const fb_v3 ep = fb_v3_make(tr->qd[qa] - q[qa], tr->qd[qa + 1] - q[qa + 1],
+                                            tr->qd[qa + 2] - q[qa + 2]);
+                const fb_v3 epb = fb_quat_rotate(fb_quat_conj(cur), ep);
+                const fb_v3 vdl = fb_quat_rotate(rel, fb_v3_make(tr->vd[va + 3], tr->vd[va + 4],
+                                                                 tr->vd[va + 5]));
+                const fb_v3 adl = fb_quat_rotate(rel, fb_v3_make(tr->ad[va + 3], tr->ad[va + 4],
+                                                                 tr->ad[va + 5]));
+                const double pv[3] = {epb.x, epb.y, epb.z}, vv[3] = {vdl.x, vdl.y, vdl.z},
+                             aa[3] = {adl.x, adl.y, adl.z};
+                for (int k = 0; k < 3; k++) {
+                    tr->e[va + 3 + k] = pv[k];
+                    tr->ed[va + 3 + k] = vv[k] - v[va + 3 + k];
+                    tr->ad[va + 3 + k] = aa[k];
+                }
+            }
+            break;
+        }
+        case FB_JOINT_FIXED:
+            break;
+        }
+    }
+}
+
+/* Joint torques for this substep (root handled by root_wrench). */
+static void joint_torques(fb_tracker* tr) {
+    const fb_model* m = tr->m;
+    tr->bound = 0;
+    for (int b = 1; b < m->nbody; b++) {
+        if (m->jnv[b] == 0 || (tr->floating_root && b == 1)) {
+            continue;
+        }
+        const fb_joint_gains* g = &tr->jg[b];
+        const int va = m->v_adr[b], n = m->jnv[b];
+        double K = 0.0, D = 0.0;
+        /* explicit PD on a joint of inertia I is stable for D h / I < 2 and K h^2 / I < 1;
+         * Cline's gains grow with |psi| (a capture glitch can make it huge), so they are held
+         * to half of those bounds at the world's step */
+        const double Dmax = tr->inertia[b] / tr->h, Kmax = 0.5 * tr->inertia[b] / (tr->h * tr->h);
+        if (tr->g.controller == FB_CTRL_PD) {
+            if (tr->g.pd_form == FB_PD_CLINE) {
+                double mag = 0.0;
+                for (int k = 0; k < n; k++) {
+                    mag += tr->psi[va + k] * tr->psi[va + k];
+                }
+                mag = sqrt(mag);
+                K = fmax(g->ks * mag, g->kp);
+                D = fmax(g->kd * mag, g->kv);
+            } else {
+                K = g->kp;
+                D = g->kv;
+            }
+            K = fmin(K, Kmax);
+            D = fmin(D, Dmax);
+        }
+        for (int k = 0; k < n; k++) {
+            const int j = va + k;
+            const double want = tr->psi[j] + K * tr->e[j] + D * tr->ed[j];
+            tr->tau[j] = clampd(want, g->torque_limit);
+            tr->bound += (tr->tau[j] != want);
+        }
+    }
+}
+
+/* The root's wrench: feedforward when kinematic (its rows do the rest), a capped PD wrench
+ * when assisted, nothing when free. */
+static void root_wrench(fb_tracker* tr) {
+    tr->assist_f = tr->assist_n = 0.0;
+    if (!tr->floating_root) {
+        return;
+    }
+    double* t = tr->tau; /* root dofs are 0..5 */
+    if (tr->g.root.mode == FB_ROOT_KINEMATIC) {
+        memcpy(t, tr->psi, 6 * sizeof(double));
+        return;
+    }
+    memset(t, 0, 6 * sizeof(double));
+    if (tr->g.root.mode == FB_ROOT_FREE) {
+        return;
+    }
+    double acc[6];
+    for (int k = 0; k < 6; k++) {
+        acc[k] = tr->root_kp * tr->e[k] + tr->root_kd * tr->ed[k];
+    }
+    for (int r = 0; r < 6; r++) {
+        double s = 0.0;
+        for (int c = 0; c < 6; c++) {
+            s += tr->root_M[r * 6 + c] * acc[c];
+        }
+        t[r] = s;
+    }
+    const double n = sqrt(t[0] * t[0] + t[1] * t[1] + t[2] * t[2]);
+    const double f = sqrt(t[3] * t[3] + t[4] * t[4] + t[5] * t[5]);
+    const double sn = n > tr->g.root.max_torque ? tr->g.root.max_torque / n : 1.0;
+    const double sf = f > tr->g.root.max_force ? tr->g.root.max_force / f : 1.0;
+    for (int k = 0; k < 3; k++) {
+        t[k] *= sn;
+        t[3 + k] *= sf;
+    }
+    tr->assist_n = n * sn;
+    tr->assist_f = f * sf;
+}
+
+static fb_status add_rows(fb_tracker* tr, fb_csys* cs, fb_error* err) {
+    const fb_model* m = tr->m;
+    tr->row_start = cs->nrow;
+    fb_row row = fb_default_row();
+    row.type = FB_ROW_DOF;
+    row.art = tr->art;
+    for (int b = 1; b < m->nbody; b++) {
+        const bool root = tr->floating_root && b == 1;
+        if (m->jnv[b] == 0 || (root && tr->g.root.mode != FB_ROOT_KINEMATIC) ||
+            (!root && tr->g.controller != FB_CTRL_ACCEL)) {
+            continue;
+        }
+        const double kp = root ? tr->root_kp : tr->kp_acc[b];
+        const double kd = root ? tr->root_kd : tr->kd_acc[b];
+        const double lim = root ? 0.0 : tr->jg[b].torque_limit;
+        for (int k = 0; k < m->jnv[b]; k++) {
+            const int j = m->v_adr[b] + k;
+            row.dof = j;
+            row.lo = lim > 0.0 ? -lim - tr->tau[j] : -INFINITY;
+            row.hi = lim > 0.0 ? lim - tr->tau[j] : INFINITY;
+            row.target = tr->ad[j] + kp * tr->e[j] + kd * tr->ed[j];
+            row.id = (TRACK_ROW_TAG << 40) | ((uint64_t)tr->art << 24) | (uint64_t)(j + 1);
+            const fb_status s = fb_csys_add_row(cs, &row, err);
+            if (s != FB_OK) {
+                return s;
+            }
+        }
+    }
+    tr->nrow = cs->nrow - tr->row_start;
+    return FB_OK;
+}
+
+static fb_status hook(void* user, fb_world* w, fb_hook_phase phase, double t, double h,
+                      fb_csys* cs, fb_error* err) {
+    (void)w;
+    (void)h;
+    fb_tracker* tr = user;
+    if (phase == FB_HOOK_FORCES) {
+        tr->t = t - tr->t0;
+        fb_ref_at(tr->m, tr->ref, tr->t, tr->qd, tr->vd, tr->ad, tr->psi, tr->tmp);
+        tracking_error(tr);
+        memset(tr->tau, 0, (size_t)tr->m->nv * sizeof(double));
+        joint_torques(tr);
+        root_wrench(tr);
+        memcpy(tr->d->tau, tr->tau, (size_t)tr->m->nv * sizeof(double));
+        tr->tot.force_impulse += tr->assist_f * h;
+        tr->tot.torque_impulse += tr->assist_n * h;
+        tr->tot.peak_force = fmax(tr->tot.peak_force, tr->assist_f);
+        tr->tot.peak_torque = fmax(tr->tot.peak_torque, tr->assist_n);
+        return FB_OK;
+    }
+    return add_rows(tr, cs, err);
+}
+
+void fb_tracker_destroy(fb_tracker* tr) {
+    if (!tr) {
+        return;
+    }
+    const fb_allocator a = tr->alloc;
+    fb_data_destroy(tr->dref);
+    fb_free(&a, tr->jg);
+    fb_free(&a, tr->kp_acc);
+    fb_free(&a, tr->qd);
+    fb_free(&a, tr->measured);
+    fb_free(&a, tr);
+}
+
+void fb_tracker_reset(fb_tracker* tr) {
+    const fb_model* m = tr->m;
+    memcpy(tr->d->q, tr->ref->q, (size_t)m->nq * sizeof(double));
+    memcpy(tr->d->qd, tr->ref->v_step, (size_t)m->nv * sizeof(double));
+    memset(tr->d->tau, 0, (size_t)m->nv * sizeof(double));
+    memset(tr->applied, 0, (size_t)m->nv * sizeof(double));
+    tr->d->stage = 0;
+    tr->t0 = fb_world_time(tr->w);
+    tr->t = 0.0;
+    tr->nrow = 0;
+    memset(&tr->tot, 0, sizeof tr->tot);
+}
+
+fb_tracker* fb_tracker_create(fb_world* w, int art, const fb_ref* ref, const fb_gains* g,
+                              const int* joint_of_body, fb_error* err) {
+    if (!w || art < 0 || art >= fb_world_nart(w) || !ref || !g) {
+        fb_fail(err, FB_EINVAL, "tracker: expected a world, an articulation in it, a reference "
+                                "and gains");
+        return NULL;
+    }
+    const fb_model* m = fb_world_model(w, art);
+    if (ref->nq != m->nq || ref->nv != m->nv) {
+        fb_fail(err, FB_EINVAL, "tracker: the reference was made for another model (nq %d, nv %d;"
+                                " the articulation has nq %d, nv %d)",
+                ref->nq, ref->nv, m->nq, m->nv);
+        return NULL;
+    }
+    const fb_allocator a = fb_default_allocator();
+    fb_tracker* tr = fb_alloc(&a, sizeof *tr);
+    if (!tr) {
+        fb_fail(err, FB_ENOMEM, "tracker: out of memory");
+        return NULL;
+    }
+    memset(tr, 0, sizeof *tr);
+    tr->alloc = a;
+    tr->w = w;
+    tr->art = art;
+    tr->m = m;
+    tr->d = fb_world_data(w, art);
+    tr->ref = ref;
+    tr->g = *g;
+    const size_t nb = (size_t)m->nbody, nv = (size_t)m->nv;
+    tr->jg = fb_alloc(&a, nb * sizeof(fb_joint_gains));
+    tr->kp_acc = fb_alloc(&a, 3 * nb * sizeof(double));
+    tr->qd = fb_alloc(&a, ((size_t)m->nq + 9 * nv) * sizeof(double));
+    tr->measured = fb_alloc(&a, nb * sizeof(bool));
+    tr->dref = fb_data_create(m, &a, err);
+    if (!tr->jg || !tr->kp_acc || !tr->qd || !tr->measured || !tr->dref) {
+        fb_tracker_destroy(tr);
+        fb_fail(err, FB_ENOMEM, "tracker: out of memory");
+        return NULL;
+    }
+    tr->kd_acc = tr->kp_acc + nb;
+    tr->inertia = tr->kd_acc + nb;
+    tr->h = fb_world_options(w)->dt;
+    if (fb_joint_effective_inertia(m, ref->q, tr->inertia, err) != FB_OK) {
+        fb_tracker_destroy(tr);
+        return NULL;
+    }
+    tr->vd = tr->qd + m->nq;
+    tr->ad = tr->vd + nv;
+    tr->psi = tr->ad + nv;
+    tr->tmp = tr->psi + nv;
+    tr->e = tr->tmp + nv;
+    tr->ed = tr->e + nv;
+    tr->tau = tr->ed + nv;
+    tr->applied = tr->tau + nv;
+    /* (one spare nv for alignment of future use) */
+    if (fb_gains_resolve(g, m, tr->jg, err) != FB_OK) {
+        fb_tracker_destroy(tr);
+        return NULL;
+    }
+    for (size_t b = 0; b < nb; b++) {
+        fb_gains_from_settle(tr->jg[b].settle_time, tr->jg[b].damping_ratio, &tr->kp_acc[b],
+                             &tr->kd_acc[b]);
+        tr->measured[b] = b > 0 && (!joint_of_body || joint_of_body[b] >= 0);
+    }
+    fb_gains_from_settle(g->root.settle_time, g->root.damping_ratio, &tr->root_kp, &tr->root_kd);
+    tr->floating_root = m->nbody > 1 && m->jtype[1] == FB_JOINT_FLOATING;
+    if (tr->floating_root) {
+        /* the composite inertia of the whole body in root coordinates = M's root block */
+        memcpy(tr->dref->q, ref->q, (size_t)m->nq * sizeof(double));
+        fb_crba(m, tr->dref);
+        for (int r = 0; r < 6; r++) {
+            for (int c = 0; c < 6; c++) {
+                tr->root_M[r * 6 + c] = tr->dref->M[(size_t)r * nv + (size_t)c];
+            }
+        }
+    }
+    fb_world_set_hook(w, hook, tr);
+    fb_tracker_reset(tr);
+    fb_ok(err);
+    return tr;
+}
+
+double fb_tracker_time(const fb_tracker* tr) {
+    return fb_world_time(tr->w) - tr->t0;
+}
+
+bool fb_tracker_done(const fb_tracker* tr) {
+    return fb_tracker_time(tr) >= fb_ref_duration(tr->ref) - 1e-9;
+}
+
+const double* fb_tracker_torques(const fb_tracker* tr) {
+    return tr->applied;
+}
+
+const fb_joint_gains* fb_tracker_gains(const fb_tracker* tr) {
+    return tr->jg;
+}
+
+fb_assist_totals fb_tracker_totals(const fb_tracker* tr) {
+    return tr->tot;
+}
+
+/* tau + the multipliers of the tracker's rows in the last substep; counts dofs at a limit. */
+static int collect_applied(fb_tracker* tr) {
+    const fb_model* m = tr->m;
+    memcpy(tr->applied, tr->tau, (size_t)m->nv * sizeof(double));
+    int bound = tr->bound;
+    const fb_csys* cs = fb_world_csys(tr->w);
+    if (!cs || tr->nrow == 0 || tr->row_start + tr->nrow > cs->nrow) {
+        return bound;
+    }
+    for (int r = tr->row_start; r < tr->row_start + tr->nrow; r++) {
+        const fb_row* row = &cs->row[r];
+        if (row->type != FB_ROW_DOF || row->art != tr->art) {
+            continue;
+        }
+        const double l = cs->lambda[r];
+        tr->applied[row->dof] += l;
+        if (isfinite(row->hi) && (l >= row->hi - 1e-9 * (1.0 + fabs(row->hi)) ||
+                                  l <= row->lo + 1e-9 * (1.0 + fabs(row->lo)))) {
+            bound++;
+        }
+    }
+    return bound;
+}
+
+void fb_tracker_measure(fb_tracker* tr, fb_track_metrics* out, double* body_err) {
+    const fb_model* m = tr->m;
+    memset(out, 0, sizeof *out);
+    out->time = fb_tracker_time(tr);
+    out->limits_bound = collect_applied(tr);
+    if (out->limits_bound > 0) {
+        tr->tot.limit_substeps++;
+    }
+    out->assist_force = tr->assist_f;
+    out->assist_torque = tr->assist_n;
+    fb_ref_at(m, tr->ref, out->time, tr->dref->q, NULL, NULL, NULL, tr->tmp);
+    fb_kinematics_pos(m, tr->dref);
+    fb_kinematics_pos(m, tr->d);
+    int n = 0;
+    out->worst_body = -1;
+    for (int b = 1; b < m->nbody; b++) {
+        const fb_v3 ps = fb_point_pos(m, tr->d, b, fb_v3_zero());
+        const fb_v3 pr = fb_point_pos(m, tr->dref, b, fb_v3_zero());
+        const double e = fb_v3_norm(fb_v3_sub(ps, pr));
+        if (body_err) {
+            body_err[b] = e;
+        }
+        if (!tr->measured[b]) {
+            continue;
+        }
+        out->mpjpe += e;
+        n++;
+        if (e > out->max_joint_err) {
+            out->max_joint_err = e;
+            out->worst_body = b;
+        }
+    }
+    out->mpjpe = n ? out->mpjpe / n : 0.0;
+    int na = 0;
+    for (int b = 1; b < m->nbody; b++) {
+        const int qa = m->q_adr[b];
+        double ang;
+        switch (m->jtype[b]) {
+        case FB_JOINT_REVOLUTE:
+        case FB_JOINT_PRISMATIC:
+            ang = fabs(tr->dref->q[qa] - tr->d->q[qa]);
+            break;
+        case FB_JOINT_SPHERICAL:
+        case FB_JOINT_FLOATING: {
+            const int qr = qa + (m->jtype[b] == FB_JOINT_FLOATING ? 3 : 0);
+            ang = fb_v3_norm(fb_quat_log(fb_quat_mul(fb_quat_conj(fb_quat_load(tr->d->q + qr)),
+                                                     fb_quat_load(tr->dref->q + qr))));
+            if (m->jtype[b] == FB_JOINT_FLOATING) {
+                out->root_rot_err = ang;
+                out->root_pos_err =
+                    fb_v3_norm(fb_v3_sub(fb_v3_make(tr->d->q[qa], tr->d->q[qa + 1], tr->d->q[qa + 2]),
+                                         fb_v3_make(tr->dref->q[qa], tr->dref->q[qa + 1],
+                                                    tr->dref->q[qa + 2])));
+                continue;
+            }
+            break;
+        }
+        default:
+            continue;
+        }
+        out->angle_err += ang;
+        na++;
+    }
+    out->angle_err = na ? out->angle_err / na : 0.0;
+    out->com_err = fb_v3_norm(fb_v3_sub(fb_com(m, tr->d), fb_com(m, tr->dref)));
+}

@@ -1,0 +1,42 @@
+#include "util/json_file.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/error.h"
+
+fb_status fb_json_read(const char* path, const char* what, size_t max_bytes, cJSON** root,
+                       fb_error* err) {
+    *root = NULL;
+    FILE* f = fopen(path, "rb");
+    if (!f) {
+        return fb_fail(err, FB_EIO, "%s: cannot open: %s", path, strerror(errno));
+    }
+    char* text = malloc(max_bytes + 1);
+    const size_t n = text ? fread(text, 1, max_bytes + 1, f) : 0;
+    fclose(f);
+    if (!text) {
+        return fb_fail(err, FB_ENOMEM, "%s: out of memory", path);
+    }
+    if (n > max_bytes) {
+        free(text);
+        return fb_fail(err, FB_EINVAL, "%s: expected a %s under %zu KiB", path, what,
+                       max_bytes / 1024);
+    }
+    text[n] = '\0';
+    *root = cJSON_ParseWithLength(text, n);
+    fb_status s = FB_OK;
+    if (!*root) {
+        /* cJSON points at where parsing stopped: turn it into a line number */
+        const char* at = cJSON_GetErrorPtr();
+        int line = 1;
+        for (const char* p = text; at && p < at && p < text + n; p++) {
+            line += (*p == '\n');
+        }
+        s = fb_fail(err, FB_EINVAL, "%s:%d: expected valid JSON", path, line);
+    }
+    free(text);
+    return s;
+}

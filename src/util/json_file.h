@@ -1,0 +1,16 @@
+/* Reading a JSON file with cJSON, with errors that name the file and the line. */
+#ifndef FB_UTIL_JSON_FILE_H
+#define FB_UTIL_JSON_FILE_H
+
+#include <cjson/cJSON.h>
+#include <stddef.h>
+
+#include "featherbone/base.h"
+
+/* Parses the file at `path` (at most max_bytes) into *root (free with cJSON_Delete). FB_EIO
+ * when it cannot be read, FB_EINVAL "path:line: expected valid JSON" or for a file too large,
+ * FB_ENOMEM. `what` names the kind of file in messages ("rules file"). */
+fb_status fb_json_read(const char* path, const char* what, size_t max_bytes, cJSON** root,
+                       fb_error* err);
+
+#endif /* FB_UTIL_JSON_FILE_H */

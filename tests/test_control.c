@@ -1,0 +1,514 @@
+/* Motion tracking, against independent answers:
+ *   the SO(3) right Jacobian and its derivative against finite differences of q0 exp(r(t));
+ *   the motion fit's q, v, a against the analytic derivatives of a synthetic clip (sinusoids
+ *   on a hinge, a ball joint with a turning axis and a floating root);
+ *   the feedforward torques fed open-loop to ABA and the integrator reproduce the fit;
+ *   the settle-time gains against an RK4 integration of the error dynamics;
+ *   gains files: round trip, globs, and errors that name the field;
+ *   tracking the bundled walk: open loop, accel and pd with a kinematic root, assisted root. */
+#define _POSIX_C_SOURCE 200809L /* mkstemp */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "math/quat.h"
+#include "math/so3.h"
+#include "support.h"
+
+#define TWO_PI (2.0 * FB_PI)
+
+/* ---- SO(3) --------------------------------------------------------------------------- */
+
+/* r(t) = r0 + r1 t + r2 t^2 / 2; body angular velocity and acceleration of exp(r(t)) at t = 0
+ * by central differences of the quaternion curve. */
+static fb_v3 fd_omega(fb_v3 r0, fb_v3 r1, fb_v3 r2, double t, double h) {
+    const fb_v3 rp = fb_v3_add(fb_v3_axpy(r0, t + h, r1), fb_v3_scale(r2, 0.5 * (t + h) * (t + h)));
+    const fb_v3 rm = fb_v3_add(fb_v3_axpy(r0, t - h, r1), fb_v3_scale(r2, 0.5 * (t - h) * (t - h)));
+    const fb_quat q0 = fb_quat_exp(rm), q1 = fb_quat_exp(rp);
+    /* log(q0^-1 q1) / 2h = w at the midpoint to O(h^2) */
+    return fb_v3_scale(fb_quat_log(fb_quat_mul(fb_quat_conj(q0), q1)), 0.5 / h);
+}
+
+START_TEST(so3_jacobian_matches_finite_differences) {
+    srand(7);
+    for (int trial = 0; trial < 200; trial++) {
+        fb_v3 r[3];
+        for (int k = 0; k < 3; k++) {
+            r[k] = fb_v3_make(rand() / (double)RAND_MAX - 0.5, rand() / (double)RAND_MAX - 0.5,
+                              rand() / (double)RAND_MAX - 0.5);
+        }
+        /* angles from 1e-3 to ~2.5 rad, across the series/closed-form switch */
+        const double scale = pow(10.0, -3.0 + 3.4 * (trial % 20) / 19.0);
+        r[0] = fb_v3_scale(r[0], scale);
+        const fb_v3 w = fb_so3_jr(r[0], r[1]);
+        const fb_v3 wd = fb_v3_add(fb_so3_jr(r[0], r[2]), fb_so3_jr_dot(r[0], r[1]));
+        const double h = 1e-4;
+        const fb_v3 w_fd = fd_omega(r[0], r[1], r[2], 0.0, h);
+        const fb_v3 wd_fd = fb_v3_scale(
+            fb_v3_sub(fd_omega(r[0], r[1], r[2], h, h), fd_omega(r[0], r[1], r[2], -h, h)),
+            0.5 / h);
+        ck_assert_msg(fb_v3_norm(fb_v3_sub(w, w_fd)) < 1e-7, "trial %d |r| %g: w off by %g",
+                      trial, fb_v3_norm(r[0]), fb_v3_norm(fb_v3_sub(w, w_fd)));
+        ck_assert_msg(fb_v3_norm(fb_v3_sub(wd, wd_fd)) < 1e-6, "trial %d |r| %g: w' off by %g",
+                      trial, fb_v3_norm(r[0]), fb_v3_norm(fb_v3_sub(wd, wd_fd)));
+    }
+}
+END_TEST
+
+/* ---- the fit on a synthetic clip ------------------------------------------------------- */
+
+/* floating root (body 1), a ball joint (body 2), a hinge about z (body 3) */
+static fb_model* synthetic_model(void) {
+    fb_error err;
+    fb_model* m = fb_model_create(3, NULL, &err);
+    ck_assert_ptr_nonnull(m);
+    const fb_rbi I = fb_rbi_capsule(1000.0, 0.05, fb_v3_zero(), fb_v3_make(0.0, -0.3, 0.0));
+    fb_body_def d = fb_default_body_def();
+    d.name = "root";
+    d.joint = FB_JOINT_FLOATING;
+    d.inertia = I;
+    ck_assert_int_eq(fb_model_add_body(m, &d, NULL, &err), FB_OK);
+    d.name = "ball";
+    d.parent = 1;
+    d.joint = FB_JOINT_SPHERICAL;
+    d.X_tree.r = fb_v3_make(0.0, -0.3, 0.0);
+    ck_assert_int_eq(fb_model_add_body(m, &d, NULL, &err), FB_OK);
+    d.name = "hinge";
+    d.parent = 2;
+    d.joint = FB_JOINT_REVOLUTE;
+    d.axis = fb_v3_make(0.0, 0.0, 1.0);
+    ck_assert_int_eq(fb_model_add_body(m, &d, NULL, &err), FB_OK);
+    ck_assert_msg(fb_model_finalize(m, &err) == FB_OK, "%s", err.msg);
+    return m;
+}
+
+/* The analytic motion at time t: q, and v, a in the joints' coordinates. Frequencies of a
+ * brisk human motion: 1 Hz and its harmonics. */
+static void synthetic_motion(double t, double* q, double* v, double* a) {
+    const double w = TWO_PI;
+    /* root: world position and a yaw about y */
+    const fb_v3 p = fb_v3_make(0.3 * sin(w * t), 1.0 + 0.05 * sin(2.0 * w * t + 0.3), 1.2 * t);
+    const fb_v3 pd = fb_v3_make(0.3 * w * cos(w * t), 0.1 * w * cos(2.0 * w * t + 0.3), 1.2);
+    const fb_v3 pdd = fb_v3_make(-0.3 * w * w * sin(w * t),
+                                 -0.2 * w * w * sin(2.0 * w * t + 0.3), 0.0);
+    const double yaw = 0.5 * sin(w * t), yawd = 0.5 * w * cos(w * t),
+                 yawdd = -0.5 * w * w * sin(w * t);
+    const fb_v3 ey = fb_v3_make(0.0, 1.0, 0.0);
+    const fb_quat R = fb_quat_from_axis_angle(ey, yaw);
+    const fb_v3 wr = fb_v3_scale(ey, yawd);
+    const fb_v3 vl = fb_quat_rotate(fb_quat_conj(R), pd);
+    const fb_v3 al = fb_v3_sub(fb_quat_rotate(fb_quat_conj(R), pdd), fb_v3_cross(wr, vl));
+    q[0] = p.x, q[1] = p.y, q[2] = p.z;
+    fb_quat_store(q + 3, R);
+    v[0] = wr.x, v[1] = wr.y, v[2] = wr.z, v[3] = vl.x, v[4] = vl.y, v[5] = vl.z;
+    a[0] = 0.0, a[1] = yawdd, a[2] = 0.0, a[3] = al.x, a[4] = al.y, a[5] = al.z;
+    /* ball: rot(e1, t1) rot(e2, t2): w = R2^T e1 t1' + e2 t2',
+     * w' = R2^T e1 t1'' - t2' e2 x (R2^T e1) t1' + e2 t2'' */
+    const fb_v3 e1 = fb_v3_make(1.0, 0.0, 0.0), e2 = fb_v3_make(0.0, 0.6, 0.8);
+    const double t1 = 0.6 * sin(w * t), t1d = 0.6 * w * cos(w * t), t1dd = -0.6 * w * w * sin(w * t);
+    const double t2 = 0.4 * sin(2.0 * w * t + 0.5), t2d = 0.8 * w * cos(2.0 * w * t + 0.5),
+                 t2dd = -1.6 * w * w * sin(2.0 * w * t + 0.5);
+    const fb_quat q1 = fb_quat_from_axis_angle(e1, t1), q2 = fb_quat_from_axis_angle(e2, t2);
+    fb_quat_store(q + 7, fb_quat_mul(q1, q2));
+    const fb_v3 e1b = fb_quat_rotate(fb_quat_conj(q2), e1);
+    const fb_v3 wb = fb_v3_add(fb_v3_scale(e1b, t1d), fb_v3_scale(e2, t2d));
+    const fb_v3 wbd = fb_v3_add(fb_v3_sub(fb_v3_scale(e1b, t1dd),
+                                          fb_v3_scale(fb_v3_cross(e2, e1b), t2d * t1d)),
+                                fb_v3_scale(e2, t2dd));
+    v[6] = wb.x, v[7] = wb.y, v[8] = wb.z;
+    a[6] = wbd.x, a[7] = wbd.y, a[8] = wbd.z;
+    /* hinge */
+    q[11] = 0.8 * sin(w * t + 1.0);
+    v[9] = 0.8 * w * cos(w * t + 1.0);
+    a[9] = -0.8 * w * w * sin(w * t + 1.0);
+}
+
+/* Largest error of the fitted reference against the analytic motion, over frames whose time
+ * is at least `margin` s from the clip's ends (the window is one-sided there). */
+static void fit_errors(const fb_model* m, const fb_ref* r, double margin, double err[3]) {
+    double q[12], v[10], a[10], dq[10];
+    err[0] = err[1] = err[2] = 0.0;
+    const double T = fb_ref_duration(r);
+    for (int i = 0; i < r->nframe; i++) {
+        const double t = i * r->dt;
+        if (t < margin || t > T - margin) {
+            continue;
+        }
+        synthetic_motion(t, q, v, a);
+        fb_difference(m, q, r->q + (size_t)i * 12, dq);
+        for (int j = 0; j < 10; j++) {
+            err[0] = fmax(err[0], fabs(dq[j]));
+            err[1] = fmax(err[1], fabs(r->v[i * 10 + j] - v[j]));
+            err[2] = fmax(err[2], fabs(r->a[i * 10 + j] - a[j]));
+        }
+    }
+}
+
+static fb_ref* synthetic_ref(const fb_model* m, double clip_rate, double sim_rate, double secs,
+                             const fb_fit_opts* o) {
+    const int ns = (int)(secs * clip_rate) + 1;
+    double* qs = malloc((size_t)ns * 12 * sizeof(double));
+    double v[10], a[10];
+    for (int k = 0; k < ns; k++) {
+        synthetic_motion(k / clip_rate, qs + (size_t)k * 12, v, a);
+    }
+    fb_error err;
+    fb_ref* r = fb_ref_create(m, ns, 1.0 / clip_rate, qs, sim_rate, o, NULL, &err);
+    ck_assert_msg(r != NULL, "%s", err.msg);
+    free(qs);
+    return r;
+}
+
+START_TEST(fit_matches_analytic_derivatives) {
+    fb_model* m = synthetic_model();
+    const fb_fit_opts o = fb_default_fit_opts();
+    /* a 120 Hz clip fitted at 240 Hz: half the frames lie between clip frames */
+    fb_ref* r = synthetic_ref(m, 120.0, 240.0, 3.0, &o);
+    ck_assert_int_eq(r->nframe, 721);
+    double e[3];
+    fit_errors(m, r, 0.05, e);
+    /* peaks of the analytic motion: |v| 0.8 * 2 w, |a| 1.6 * (2 w)^2 (the ball joint's 2 Hz) */
+    const double vpeak = 1.6 * TWO_PI, apeak = 6.4 * TWO_PI * TWO_PI;
+    printf("fit (GCV chose window %d, degree %d) 120 Hz clip at 240 Hz, interior: |q| %.2e rad "
+           "|v| %.2e (%.1e of peak) |a| %.2e (%.1e of peak)\n", 2 * r->fit_half_window[3] + 1,
+           r->fit_degree[3], e[0], e[1], e[1] / vpeak, e[2], e[2] / apeak);
+    ck_assert_double_lt(e[0], 1e-6);
+    ck_assert_double_lt(e[1], 1e-6 * vpeak);
+    ck_assert_double_lt(e[2], 1e-6 * apeak);
+    fit_errors(m, r, 0.0, e);
+    printf("                      including the ends: |q| %.2e |v| %.2e |a| %.2e\n", e[0], e[1],
+           e[2]);
+    fb_ref_destroy(r);
+    fb_model_destroy(m);
+}
+END_TEST
+
+/* psi fed open-loop to forward dynamics (ABA + the world's semi-implicit Euler, no control)
+ * lands on the fitted q at every frame: the feedforward is consistent with the integrator. */
+START_TEST(feedforward_open_loop_reproduces_the_fit) {
+    fb_model* m = synthetic_model();
+    fb_ref* r = synthetic_ref(m, 120.0, 240.0, 2.0, NULL);
+    fb_data* d = ck_data(m);
+    memcpy(d->q, r->q, 12 * sizeof(double));
+    memcpy(d->qd, r->v_step, 10 * sizeof(double));
+    fb_error err;
+    double worst = 0.0, dq[10];
+    /* 0.5 s: a free chain fed open-loop amplifies even rounding errors exponentially */
+    for (int i = 0; i + 1 < r->nframe && i < 120; i++) {
+        memcpy(d->tau, r->tau + i * 10, 10 * sizeof(double));
+        ck_assert_msg(fb_aba(m, d, &err) == FB_OK, "frame %d: %s", i, err.msg);
+        for (int j = 0; j < 10; j++) {
+            d->qd[j] += r->dt * d->qdd[j];
+        }
+        fb_integrate(m, d->q, d->qd, r->dt, d->q);
+        fb_difference(m, d->q, r->q + (size_t)(i + 1) * 12, dq);
+        for (int j = 0; j < 10; j++) {
+            worst = fmax(worst, fabs(dq[j]));
+        }
+    }
+    printf("synthetic: psi open-loop over 0.5 s: largest coordinate error %.2e\n", worst);
+    ck_assert_double_lt(worst, 1e-9);
+    fb_data_destroy(d);
+    fb_ref_destroy(r);
+    fb_model_destroy(m);
+}
+END_TEST
+
+/* ---- the bundled clip ----------------------------------------------------------------- */
+
+typedef struct clip_case {
+    fb_clip* clip;
+    fb_character* ch;
+} clip_case;
+
+static clip_case load_clip(const char* path) {
+    fb_error err;
+    clip_case c;
+    c.clip = fb_clip_load(path, NULL, NULL, &err);
+    ck_assert_msg(c.clip != NULL, "%s", err.msg);
+    static fb_rules rules;
+    ck_assert_msg(fb_rules_load(FB_DATA_DIR "/character_rules.json", &rules, &err) == FB_OK, "%s",
+                  err.msg);
+    fb_build_opts bo = fb_default_build_opts();
+    bo.rules = &rules;
+    c.ch = fb_character_build(c.clip, &bo, &err);
+    ck_assert_msg(c.ch != NULL, "%s", err.msg);
+    return c;
+}
+
+static void free_clip(clip_case* c) {
+    fb_character_destroy(c->ch);
+    fb_clip_destroy(c->clip);
+}
+
+typedef struct track_result {
+    double mpjpe_mean, mpjpe_max, root_dy_max;
+    int steps;
+    fb_status status;
+    char msg[FB_ERROR_MSG_MAX];
+} track_result;
+
+/* Tracks clip frames first..last at `rate` with the gains of `gains init`, the given controller
+ * and root mode; ground on. psi_only > 0: no feedback gains, no ground, for psi_only s. */
+static track_result track(const clip_case* c, int first, int last, double rate,
+                          fb_controller ctrl, fb_root_mode root, double psi_only) {
+    fb_error err;
+    fb_ref* r = fb_ref_from_clip(c->clip, c->ch, rate, first, last, NULL, &err);
+    ck_assert_msg(r != NULL, "%s", err.msg);
+    fb_gains g;
+    ck_assert_msg(fb_gains_init(c->ch->model, r, &g, &err) == FB_OK, "%s", err.msg);
+    g.controller = ctrl;
+    g.root.mode = root;
+    if (psi_only > 0.0) { /* open loop: no feedback at all */
+        g.pd_form = FB_PD_PLAIN;
+        for (int k = 0; k < g.nrule; k++) {
+            g.rule[k].g.kp = g.rule[k].g.kv = 0.0;
+        }
+    }
+    fb_world_opts wo = fb_default_world_opts();
+    wo.dt = 1.0 / rate;
+    wo.ground = psi_only == 0.0; /* the open-loop check is of the dynamics alone */
+    const fb_model* m = c->ch->model;
+    fb_world* w = fb_world_create(1, &m, &wo, NULL, &err);
+    ck_assert_msg(w != NULL, "%s", err.msg);
+    fb_tracker* tr = fb_tracker_create(w, 0, r, &g, c->ch->joint_of_body, &err);
+    ck_assert_msg(tr != NULL, "%s", err.msg);
+    track_result res = {0};
+    const double until = psi_only > 0.0 ? psi_only : 1e9;
+    while (!fb_tracker_done(tr) && fb_tracker_time(tr) < until - 1e-9) {
+        res.status = fb_world_step(w, &err);
+        if (res.status != FB_OK) {
+            snprintf(res.msg, sizeof res.msg, "%s", err.msg);
+            break;
+        }
+        fb_track_metrics mt;
+        fb_tracker_measure(tr, &mt, NULL);
+        res.mpjpe_mean += mt.mpjpe;
+        res.mpjpe_max = fmax(res.mpjpe_max, psi_only > 0.0 ? mt.max_joint_err : mt.mpjpe);
+        const int f = (int)round(mt.time / r->dt);
+        res.root_dy_max = fmax(res.root_dy_max,
+                               fabs(fb_world_data(w, 0)->q[1] - r->q[(size_t)f * (size_t)r->nq + 1]));
+        res.steps++;
+    }
+    res.mpjpe_mean /= res.steps > 0 ? res.steps : 1;
+    fb_tracker_destroy(tr);
+    fb_world_destroy(w);
+    fb_ref_destroy(r);
+    return res;
+}
+
+/* The clip's feedforward torques alone (no feedback; root kinematic; no ground, so only the
+ * dynamics are checked) reproduce the first 0.5 s of the walk with every joint within 1 cm.
+ * Frames 100+ of 131_01: its first frames jitter. */
+START_TEST(open_loop_feedforward_tracks_the_walk) {
+    clip_case c = load_clip(FB_DATA_DIR "/131_01.bvh");
+    const track_result r = track(&c, 100, 200, 240.0, FB_CTRL_PD, FB_ROOT_KINEMATIC, 0.5);
+    printf("131_01 frames 100+, psi open-loop, kinematic root, 240 Hz, 0.5 s: worst joint "
+           "%.4f cm\n", 100.0 * r.mpjpe_max);
+    ck_assert_msg(r.status == FB_OK, "%s", r.msg);
+    ck_assert_double_lt(r.mpjpe_max, 0.01);
+    free_clip(&c);
+}
+END_TEST
+
+/* Kinematic root: accel at 240 Hz, pd at 480 Hz, on a 1.5 s excerpt of the walk. */
+START_TEST(kinematic_root_tracks_the_walk) {
+    clip_case c = load_clip(FB_DATA_DIR "/131_01.bvh");
+    const track_result a = track(&c, 100, 280, 240.0, FB_CTRL_ACCEL, FB_ROOT_KINEMATIC, 0.0);
+    printf("131_01 frames 100-280, accel, kinematic root, 240 Hz: MPJPE mean %.3f cm, max %.3f "
+           "cm\n", 100.0 * a.mpjpe_mean, 100.0 * a.mpjpe_max);
+    ck_assert_msg(a.status == FB_OK, "%s", a.msg);
+    ck_assert_double_lt(a.mpjpe_max, 0.01);
+    const track_result p = track(&c, 100, 280, 480.0, FB_CTRL_PD, FB_ROOT_KINEMATIC, 0.0);
+    printf("131_01 frames 100-280, pd (gains init), kinematic root, 480 Hz: MPJPE mean %.3f cm,"
+           " max %.3f cm\n", 100.0 * p.mpjpe_mean, 100.0 * p.mpjpe_max);
+    ck_assert_msg(p.status == FB_OK, "%s", p.msg);
+    ck_assert_double_lt(p.mpjpe_mean, 0.03);
+    ck_assert_double_lt(p.mpjpe_max, 0.06);
+    free_clip(&c);
+}
+END_TEST
+
+/* Assisted root, accel: the character stays up (root height within 10 cm of the clip's). */
+START_TEST(assisted_root_stays_upright) {
+    clip_case c = load_clip(FB_DATA_DIR "/131_01.bvh");
+    const track_result a = track(&c, 100, 280, 240.0, FB_CTRL_ACCEL, FB_ROOT_ASSISTED, 0.0);
+    printf("131_01 frames 100-280, accel, assisted root, 240 Hz: root height off by at most "
+           "%.2f cm; MPJPE mean %.2f cm\n", 100.0 * a.root_dy_max, 100.0 * a.mpjpe_mean);
+    ck_assert_msg(a.status == FB_OK, "%s", a.msg);
+    ck_assert_double_lt(a.root_dy_max, 0.10);
+    free_clip(&c);
+}
+END_TEST
+
+/* ---- gains ---------------------------------------------------------------------------- */
+
+/* The settle-time gains do what they say: e'' + Kd e' + Kp e = 0 from e = 1 at rest is at 10%
+ * at t_s (within the integrator's error) and below it after, for several damping ratios; the
+ * paper's Kp = 1/t_s^2, Kd = sqrt(2)/t_s is still at about 50% at t_s. Integrated by RK4 at
+ * 1e-4 s, independently of the closed forms the gains come from. */
+static double settle_error(double kp, double kd, double ts, double* after_max) {
+    double e = 1.0, v = 0.0, at_ts = 1.0;
+    const double h = 1e-4;
+    *after_max = 0.0;
+    for (int k = 0; k < (int)(4.0 * ts / h); k++) {
+        const double t = k * h;
+        if (fabs(t - ts) < 0.5 * h) {
+            at_ts = fabs(e);
+        }
+        if (t > ts + 0.5 * h) {
+            *after_max = fmax(*after_max, fabs(e));
+        }
+        const double k1e = v, k1v = -kd * v - kp * e;
+        const double k2e = v + 0.5 * h * k1v, k2v = -kd * k2e - kp * (e + 0.5 * h * k1e);
+        const double k3e = v + 0.5 * h * k2v, k3v = -kd * k3e - kp * (e + 0.5 * h * k2e);
+        const double k4e = v + h * k3v, k4v = -kd * k4e - kp * (e + h * k3e);
+        e += h / 6.0 * (k1e + 2 * k2e + 2 * k3e + k4e);
+        v += h / 6.0 * (k1v + 2 * k2v + 2 * k3v + k4v);
+    }
+    return at_ts;
+}
+
+START_TEST(settle_time_gains_reach_ten_percent) {
+    const double ts = 0.2;
+    const double zetas[] = {0.5, 0.7071, 1.0, 1.5};
+    for (int k = 0; k < 4; k++) {
+        double kp, kd, after;
+        fb_gains_from_settle(ts, zetas[k], &kp, &kd);
+        const double e = settle_error(kp, kd, ts, &after);
+        printf("zeta %.3f: Kp %.1f Kd %.2f, |e(t_s)| %.4f, largest after %.4f\n", zetas[k], kp,
+               kd, e, after);
+        ck_assert_double_lt(fabs(e - 0.1), 1e-3);
+        ck_assert_double_le(after, 0.1 + 1e-6);
+    }
+    double after;
+    const double paper = settle_error(1.0 / (ts * ts), sqrt(2.0) / ts, ts, &after);
+    printf("Kokkevis' Kp = 1/t_s^2, Kd = sqrt(2)/t_s: |e(t_s)| %.3f\n", paper);
+    ck_assert_double_gt(paper, 0.3);
+}
+END_TEST
+
+static void write_text(const char* path, const char* text) {
+    FILE* f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* A gains file that fails must say where and why. */
+static void expect_gains_error(const char* text, const char* needle) {
+    char path[] = "/tmp/fb_gains_test_XXXXXX";
+    const int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    write_text(path, text);
+    fb_gains g;
+    fb_error err;
+    ck_assert_int_eq(fb_gains_load(path, &g, &err), FB_EINVAL);
+    ck_assert_msg(strstr(err.msg, needle) != NULL, "message '%s' lacks '%s'", err.msg, needle);
+    remove(path);
+}
+
+START_TEST(gains_file_round_trip_and_errors) {
+    clip_case c = load_clip(FB_DATA_DIR "/131_01.bvh");
+    fb_error err;
+    fb_ref* r = fb_ref_from_clip(c.clip, c.ch, 240.0, 0, 120, NULL, &err);
+    ck_assert_ptr_nonnull(r);
+    fb_gains g, back;
+    ck_assert_int_eq(fb_gains_init(c.ch->model, r, &g, &err), FB_OK);
+    ck_assert_int_gt(g.nrule, 10);
+    char path[] = "/tmp/fb_gains_test_XXXXXX";
+    const int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    ck_assert_int_eq(fb_gains_save(&g, path, &err), FB_OK);
+    ck_assert_msg(fb_gains_load(path, &back, &err) == FB_OK, "%s", err.msg);
+    ck_assert_int_eq(back.nrule, g.nrule);
+    for (int k = 0; k < g.nrule; k++) {
+        ck_assert_str_eq(back.rule[k].pattern, g.rule[k].pattern);
+        fb_ck_near(back.rule[k].g.ks, g.rule[k].g.ks, 1e-14, 0.0);
+        fb_ck_near(back.rule[k].g.torque_limit, g.rule[k].g.torque_limit, 1e-14, 0.0);
+    }
+    /* globs and exact names resolve; an unknown name lists the close ones */
+    fb_joint_gains* jg = malloc((size_t)c.ch->model->nbody * sizeof *jg);
+    back.nrule = 1;
+    snprintf(back.rule[0].pattern, sizeof back.rule[0].pattern, "Left*");
+    back.rule[0].set = FB_GAIN_LIMIT;
+    back.rule[0].g.torque_limit = 42.0;
+    ck_assert_int_eq(fb_gains_resolve(&back, c.ch->model, jg, &err), FB_OK);
+    ck_assert_double_eq(jg[fb_model_body_by_name(c.ch->model, "LeftElbow")].torque_limit, 42.0);
+    ck_assert_double_eq(jg[fb_model_body_by_name(c.ch->model, "RightElbow")].torque_limit,
+                        back.defaults.torque_limit);
+    snprintf(back.rule[0].pattern, sizeof back.rule[0].pattern, "LeftElbw");
+    ck_assert_int_eq(fb_gains_resolve(&back, c.ch->model, jg, &err), FB_EINVAL);
+    ck_assert_msg(strstr(err.msg, "LeftElbow") != NULL, "%s", err.msg);
+    free(jg);
+    remove(path);
+    fb_ref_destroy(r);
+    free_clip(&c);
+
+    const char* head = "{\"format\": \"featherbone-gains\", \"version\": 1, \"rate\": 240, "
+                       "\"controller\": \"accel\", \"pd_form\": \"cline\", \"root\": {\"mode\": "
+                       "\"kinematic\", \"settle_time\": 0.05, \"damping_ratio\": 1, "
+                       "\"max_force\": 400, \"max_torque\": 200}, ";
+    char buf[2048];
+    snprintf(buf, sizeof buf, "%s\"defaults\": {\"ks\": 1, \"kd\": 1, \"kp\": 1, \"kv\": 1, "
+             "\"settle_time\": 0.1, \"damping_ratio\": 1, \"torque_limit\": 0}, \"joints\": {}}",
+             head);
+    /* the valid file loads */
+    {
+        char p2[] = "/tmp/fb_gains_test_XXXXXX";
+        const int f2 = mkstemp(p2);
+        close(f2);
+        write_text(p2, buf);
+        ck_assert_msg(fb_gains_load(p2, &g, &err) == FB_OK, "%s", err.msg);
+        remove(p2);
+    }
+    snprintf(buf, sizeof buf, "%s\"defaults\": {\"ks\": 1, \"kd\": 1, \"kp\": -1, \"kv\": 1, "
+             "\"settle_time\": 0.1, \"damping_ratio\": 1, \"torque_limit\": 0}, \"joints\": {}}",
+             head);
+    expect_gains_error(buf, "defaults.kp: expected a value >= 0");
+    snprintf(buf, sizeof buf, "%s\"defaults\": {\"ks\": 1, \"kd\": 1, \"kp\": 1, \"kv\": 1, "
+             "\"settle_time\": 0.1, \"damping_ratio\": 1}, \"joints\": {}}", head);
+    expect_gains_error(buf, "defaults.torque_limit: missing");
+    snprintf(buf, sizeof buf, "%s\"defaults\": {\"ks\": 1, \"kd\": 1, \"kp\": 1, \"kv\": 1, "
+             "\"settle_time\": 0.1, \"damping_ratio\": 1, \"torque_limit\": 0}, \"joints\": "
+             "{\"LeftElbow\": {\"setle_time\": 0.2}}}", head);
+    expect_gains_error(buf, "settle_time");
+    snprintf(buf, sizeof buf, "%s\"defaults\": {\"ks\": \"high\", \"kd\": 1, \"kp\": 1, \"kv\": 1,"
+             " \"settle_time\": 0.1, \"damping_ratio\": 1, \"torque_limit\": 0}, \"joints\": {}}",
+             head);
+    expect_gains_error(buf, "defaults.ks: expected a number");
+    expect_gains_error("{\"format\": \"featherbone-gains\", \"version\": 1}", "missing");
+    expect_gains_error("{\"format\": \"featherbone-gains\",\n \"version\": 1,,}", ":2:");
+    snprintf(buf, sizeof buf, "%s", head);
+    buf[strlen(buf) - 2] = '}';
+    buf[strlen(buf) - 1] = '\0';
+    expect_gains_error(buf, "defaults: missing");
+}
+END_TEST
+
+static Suite* control_suite(void) {
+    Suite* s = suite_create("control");
+    TCase* tc = tcase_create("fit");
+    tcase_add_test(tc, so3_jacobian_matches_finite_differences);
+    tcase_add_test(tc, fit_matches_analytic_derivatives);
+    tcase_add_test(tc, feedforward_open_loop_reproduces_the_fit);
+    suite_add_tcase(s, tc);
+    TCase* tg = tcase_create("gains");
+    tcase_add_test(tg, settle_time_gains_reach_ten_percent);
+    tcase_add_test(tg, gains_file_round_trip_and_errors);
+    suite_add_tcase(s, tg);
+    TCase* tt = tcase_create("tracking");
+    tcase_set_timeout(tt, 600);
+    tcase_add_test(tt, open_loop_feedforward_tracks_the_walk);
+    tcase_add_test(tt, kinematic_root_tracks_the_walk);
+    tcase_add_test(tt, assisted_root_stays_upright);
+    suite_add_tcase(s, tt);
+    return s;
+}
+
+int main(void) {
+    return ck_run_suite(control_suite());
+}

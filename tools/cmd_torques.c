@@ -1,0 +1,218 @@
+/* featherbone torques: the feedforward joint torques of a clip (inverse dynamics of the fitted
+ * motion), and featherbone gains init: a starting gains file for a clip. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clip_args.h"
+#include "commands.h"
+
+static const char TORQUES_USAGE[] =
+    "usage: featherbone torques CLIP -o TORQUES.csv [--rate HZ]\n"
+    "\n"
+    "Fits a smooth curve to the clip's joint trajectories (per joint, the window chosen by\n"
+    "cross-validation; docs/CONTROL.md), and writes the torques inverse dynamics gives at every\n"
+    "frame of the simulation rate: one column per degree of freedom, named by joint and axis\n"
+    "(ball joints .x .y .z in the child frame; the root's .nx .. .fz are the wrench the ground\n"
+    "would have to supply).\n"
+    "\n"
+    "  -o, --output FILE  the CSV to write (whole or not at all)\n"
+    "  --rate HZ          simulation rate (default 240)\n";
+
+static const char GAINS_USAGE[] =
+    "usage: featherbone gains init CLIP -o GAINS.json [--rate HZ] [--controller pd|accel]\n"
+    "                              [--root kinematic|assisted|free]\n"
+    "\n"
+    "Writes a gains file with every field present: per joint, stiffness and damping from the\n"
+    "joint's effective inertia, Cline's torque-scaled gains from its feedforward torques, and a\n"
+    "torque limit at three times its largest feedforward torque. Every field is documented in\n"
+    "docs/CONTROL.md.\n";
+
+typedef struct ctrl_args {
+    const char* out;
+    double rate;
+    int controller; /* -1 = as the gains say */
+    int root;
+} ctrl_args;
+
+/* Options shared by both commands; returns 1 if taken, 0 if not, -1 on a bad value. */
+static int take(const char* cmd, ctrl_args* c, int argc, char** argv, int* i) {
+    const char* opt = argv[*i];
+    const char* val = (*i + 1 < argc) ? argv[*i + 1] : NULL;
+    if (strcmp(opt, "-o") == 0 || strcmp(opt, "--output") == 0) {
+        if (!val) {
+            fprintf(stderr, "featherbone %s: %s: expected a file\n", cmd, opt);
+            return -1;
+        }
+        c->out = val;
+    } else if (strcmp(opt, "--rate") == 0) {
+        char* end = NULL;
+        const double v = val ? strtod(val, &end) : 0.0;
+        if (!val || *end != '\0' || !(v >= 30.0) || v > 10000.0) {
+            fprintf(stderr, "featherbone %s: --rate: expected 30 to 10000 Hz, found '%s'\n", cmd,
+                    val ? val : "(nothing)");
+            return -1;
+        }
+        c->rate = v;
+    } else if (strcmp(opt, "--controller") == 0) {
+        if (!val || (strcmp(val, "pd") != 0 && strcmp(val, "accel") != 0)) {
+            fprintf(stderr, "featherbone %s: --controller: expected pd or accel, found '%s'\n",
+                    cmd, val ? val : "(nothing)");
+            return -1;
+        }
+        c->controller = strcmp(val, "pd") == 0 ? FB_CTRL_PD : FB_CTRL_ACCEL;
+    } else if (strcmp(opt, "--root") == 0) {
+        const char* modes[] = {"kinematic", "assisted", "free"};
+        c->root = -1;
+        for (int k = 0; val && k < 3; k++) {
+            c->root = strcmp(val, modes[k]) == 0 ? k : c->root;
+        }
+        if (c->root < 0) {
+            fprintf(stderr,
+                    "featherbone %s: --root: expected kinematic, assisted or free, found '%s'\n",
+                    cmd, val ? val : "(nothing)");
+            return -1;
+        }
+    } else {
+        return 0;
+    }
+    (*i)++;
+    return 1;
+}
+
+/* Parses the command line of either command; returns an exit code or -1 to go on. */
+static int parse(const char* cmd, const char* usage, int argc, char** argv, clip_args* a,
+                 ctrl_args* c) {
+    clip_args_init(a);
+    *c = (ctrl_args){.out = NULL, .rate = 240.0, .controller = -1, .root = -1};
+    for (int i = 0; i < argc; i++) {
+        if (is_help(argv[i])) {
+            fputs(usage, stdout);
+            return EXIT_OK;
+        }
+        int took = take(cmd, c, argc, argv, &i);
+        if (took == 0) {
+            took = clip_args_take(a, argc, argv, &i, true);
+        }
+        if (took < 0) {
+            return EXIT_USAGE;
+        }
+        if (took == 0) {
+            if (argv[i][0] == '-' || a->clip) {
+                fprintf(stderr, "featherbone %s: unexpected argument '%s'\n%s", cmd, argv[i],
+                        usage);
+                return EXIT_USAGE;
+            }
+            a->clip = argv[i];
+        }
+    }
+    if (!a->clip || !c->out) {
+        fprintf(stderr, "featherbone %s: expected CLIP and -o FILE\n%s", cmd, usage);
+        return EXIT_USAGE;
+    }
+    if (strcmp(a->clip, c->out) == 0) {
+        fprintf(stderr, "featherbone %s: refusing to overwrite the input '%s'\n", cmd, c->out);
+        return EXIT_USAGE;
+    }
+    return -1;
+}
+
+/* Loads the clip and character and fits the reference; prints errors. */
+static int load_ref(const char* cmd, clip_args* a, double rate, fb_clip** clip,
+                    fb_character** ch, fb_ref** ref) {
+    const int rc = clip_args_load(a, true, clip, ch);
+    if (rc != EXIT_OK) {
+        return rc;
+    }
+    fb_error err;
+    *ref = fb_ref_from_clip(*clip, *ch, rate, 0, 0, NULL, &err);
+    if (!*ref) {
+        fprintf(stderr, "featherbone %s: %s\n", cmd, err.msg);
+        fb_character_destroy(*ch);
+        fb_clip_destroy(*clip);
+        return exit_code_for(err.code);
+    }
+    return EXIT_OK;
+}
+
+int cmd_torques(int argc, char** argv) {
+    clip_args a;
+    ctrl_args c;
+    int rc = parse("torques", TORQUES_USAGE, argc, argv, &a, &c);
+    if (rc >= 0) {
+        return rc;
+    }
+    fb_clip* clip;
+    fb_character* ch;
+    fb_ref* ref;
+    rc = load_ref("torques", &a, c.rate, &clip, &ch, &ref);
+    if (rc != EXIT_OK) {
+        return rc;
+    }
+    fb_error err;
+    if (fb_ref_write_torques_csv(ch->model, ref, c.out, &err) != FB_OK) {
+        fprintf(stderr, "featherbone torques: %s\n", err.msg);
+        rc = EXIT_FAIL;
+    } else {
+        printf("wrote %s: %d frames at %g Hz, %d columns (%d joints)\n", c.out, ref->nframe,
+               1.0 / ref->dt, ch->model->nv, ch->model->nbody - 1);
+    }
+    fb_ref_destroy(ref);
+    fb_character_destroy(ch);
+    fb_clip_destroy(clip);
+    return rc;
+}
+
+int cmd_gains(int argc, char** argv) {
+    if (argc < 1 || is_help(argv[0])) {
+        fputs(GAINS_USAGE, argc < 1 ? stderr : stdout);
+        return argc < 1 ? EXIT_USAGE : EXIT_OK;
+    }
+    if (strcmp(argv[0], "init") != 0) {
+        fprintf(stderr, "featherbone gains: unknown subcommand '%s' (expected init)\n%s", argv[0],
+                GAINS_USAGE);
+        return EXIT_USAGE;
+    }
+    clip_args a;
+    ctrl_args c;
+    int rc = parse("gains init", GAINS_USAGE, argc - 1, argv + 1, &a, &c);
+    if (rc >= 0) {
+        return rc;
+    }
+    fb_clip* clip;
+    fb_character* ch;
+    fb_ref* ref;
+    rc = load_ref("gains init", &a, c.rate, &clip, &ch, &ref);
+    if (rc != EXIT_OK) {
+        return rc;
+    }
+    fb_error err;
+    fb_gains* g = malloc(sizeof *g);
+    if (!g) {
+        fprintf(stderr, "featherbone gains init: out of memory\n");
+        rc = EXIT_FAIL;
+    } else if (fb_gains_init(ch->model, ref, g, &err) != FB_OK) {
+        fprintf(stderr, "featherbone gains init: %s\n", err.msg);
+        rc = exit_code_for(err.code);
+    } else {
+        if (c.controller >= 0) {
+            g->controller = (fb_controller)c.controller;
+        }
+        if (c.root >= 0) {
+            g->root.mode = (fb_root_mode)c.root;
+        }
+        if (fb_gains_save(g, c.out, &err) != FB_OK) {
+            fprintf(stderr, "featherbone gains init: %s\n", err.msg);
+            rc = EXIT_FAIL;
+        } else {
+            printf("wrote %s: %s controller, %s root, %g Hz, %d joints\n", c.out,
+                   fb_controller_name(g->controller), fb_root_mode_name(g->root.mode), g->rate,
+                   g->nrule);
+        }
+    }
+    free(g);
+    fb_ref_destroy(ref);
+    fb_character_destroy(ch);
+    fb_clip_destroy(clip);
+    return rc;
+}

@@ -214,12 +214,60 @@ START_TEST(world_step_with_self_collision_does_not_allocate) {
 }
 END_TEST
 
+/* The tracking controllers run inside the step (world hook): tracking the bundled walk with
+ * the accel controller and with PD (kinematic root, ground on, the feet touch it) makes no
+ * heap call per step either; measuring the metrics neither. */
+START_TEST(tracking_step_does_not_allocate) {
+    fb_error err;
+    fb_clip* clip = fb_clip_load(FB_DATA_DIR "/131_01.bvh", NULL, NULL, &err);
+    ck_assert_msg(clip != NULL, "%s", err.msg);
+    static fb_rules rules;
+    ck_assert_int_eq(fb_rules_load(FB_DATA_DIR "/character_rules.json", &rules, &err), FB_OK);
+    fb_build_opts bo = fb_default_build_opts();
+    bo.rules = &rules;
+    fb_character* ch = fb_character_build(clip, &bo, &err);
+    ck_assert_msg(ch != NULL, "%s", err.msg);
+    fb_ref* r = fb_ref_from_clip(clip, ch, 240.0, 100, 300, NULL, &err);
+    ck_assert_msg(r != NULL, "%s", err.msg);
+    for (int mode = 0; mode < 2; mode++) {
+        fb_gains g;
+        ck_assert_int_eq(fb_gains_init(ch->model, r, &g, &err), FB_OK);
+        g.controller = mode == 0 ? FB_CTRL_ACCEL : FB_CTRL_PD;
+        g.root.mode = FB_ROOT_KINEMATIC;
+        fb_world_opts wo = fb_default_world_opts();
+        wo.dt = mode == 0 ? 1.0 / 240.0 : 1.0 / 480.0; /* the rates each is made for */
+        const fb_model* m = ch->model;
+        fb_world* w = fb_world_create(1, &m, &wo, NULL, &err);
+        fb_tracker* tr = fb_tracker_create(w, 0, r, &g, ch->joint_of_body, &err);
+        ck_assert_msg(tr != NULL, "%s", err.msg);
+        fb_track_metrics mt;
+        g_heap_calls = 0;
+        g_counting = 1;
+        int failed = 0;
+        for (int k = 0; k < 200; k++) {
+            failed += fb_world_step(w, NULL) != FB_OK;
+            fb_tracker_measure(tr, &mt, NULL);
+        }
+        g_counting = 0;
+        ck_assert_int_eq(failed, 0);
+        ck_assert_msg(g_heap_calls == 0, "%ld heap calls while tracking (mode %d)", g_heap_calls,
+                      mode);
+        fb_tracker_destroy(tr);
+        fb_world_destroy(w);
+    }
+    fb_ref_destroy(r);
+    fb_character_destroy(ch);
+    fb_clip_destroy(clip);
+}
+END_TEST
+
 static Suite* alloc_suite(void) {
     Suite* s = suite_create("alloc");
     TCase* tc = tcase_create("alloc");
     tcase_add_test(tc, dynamics_calls_do_not_allocate);
     tcase_add_test(tc, world_step_does_not_allocate);
     tcase_add_test(tc, world_step_with_self_collision_does_not_allocate);
+    tcase_add_test(tc, tracking_step_does_not_allocate);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -342,6 +342,67 @@ START_TEST(assisted_root_stays_upright) {
 }
 END_TEST
 
+/* A second clip from ../shared (skipped when it is not there): the hopping 131_03, whole with
+ * accel, an excerpt with pd. */
+START_TEST(kinematic_root_tracks_a_second_clip) {
+    const char* path = FB_SHARED_MOCAP_DIR "/131_03.bvh";
+    FILE* f = fopen(path, "rb");
+    if (!f) {
+        printf("%s not present: second-clip tracking skipped\n", path);
+        return;
+    }
+    fclose(f);
+    clip_case c = load_clip(path);
+    const track_result a = track(&c, 0, 0, 240.0, FB_CTRL_ACCEL, FB_ROOT_KINEMATIC, 0.0);
+    printf("131_03 whole clip, accel, kinematic root, 240 Hz: MPJPE mean %.3f cm, max %.3f "
+           "cm\n", 100.0 * a.mpjpe_mean, 100.0 * a.mpjpe_max);
+    ck_assert_msg(a.status == FB_OK, "%s", a.msg);
+    ck_assert_double_lt(a.mpjpe_max, 0.01);
+    const track_result p = track(&c, 500, 700, 480.0, FB_CTRL_PD, FB_ROOT_KINEMATIC, 0.0);
+    printf("131_03 frames 500-700, pd, kinematic root, 480 Hz: MPJPE mean %.3f cm, max %.3f "
+           "cm\n", 100.0 * p.mpjpe_mean, 100.0 * p.mpjpe_max);
+    ck_assert_msg(p.status == FB_OK, "%s", p.msg);
+    ck_assert_double_lt(p.mpjpe_mean, 0.03);
+    ck_assert_double_lt(p.mpjpe_max, 0.06);
+    free_clip(&c);
+}
+END_TEST
+
+/* Absurd gains (an accel controller asked to settle in 0.1 ms with no torque limit) blow the
+ * simulation up; the step reports it with the time and the joint instead of going on. */
+START_TEST(absurd_gains_blow_up_is_reported) {
+    clip_case c = load_clip(FB_DATA_DIR "/131_01.bvh");
+    fb_error err;
+    fb_ref* r = fb_ref_from_clip(c.clip, c.ch, 240.0, 100, 220, NULL, &err);
+    ck_assert_ptr_nonnull(r);
+    fb_gains g = fb_default_gains();
+    g.defaults.settle_time = 1e-4;
+    g.defaults.torque_limit = 0.0;
+    fb_world_opts wo = fb_default_world_opts();
+    wo.dt = 1.0 / 240.0;
+    const fb_model* m = c.ch->model;
+    fb_world* w = fb_world_create(1, &m, &wo, NULL, &err);
+    fb_tracker* tr = fb_tracker_create(w, 0, r, &g, c.ch->joint_of_body, &err);
+    ck_assert_msg(tr != NULL, "%s", err.msg);
+    /* a push off the clip for the controller to correct */
+    fb_world_data(w, 0)->qd[20] += 1.0;
+    fb_status s = FB_OK;
+    for (int k = 0; k < 240 && s == FB_OK; k++) {
+        s = fb_world_step(w, &err);
+    }
+    printf("absurd gains: %s\n", err.msg);
+    ck_assert_int_eq(s, FB_ENUMERIC);
+    ck_assert_msg(strstr(err.msg, "t = ") && strstr(err.msg, "joint '"), "%s", err.msg);
+    for (int j = 0; j < m->nq; j++) {
+        ck_assert(isfinite(fb_world_data(w, 0)->q[j]));
+    }
+    fb_tracker_destroy(tr);
+    fb_world_destroy(w);
+    fb_ref_destroy(r);
+    free_clip(&c);
+}
+END_TEST
+
 /* ---- gains ---------------------------------------------------------------------------- */
 
 /* The settle-time gains do what they say: e'' + Kd e' + Kp e = 0 from e = 1 at rest is at 10%
@@ -505,6 +566,8 @@ static Suite* control_suite(void) {
     tcase_add_test(tt, open_loop_feedforward_tracks_the_walk);
     tcase_add_test(tt, kinematic_root_tracks_the_walk);
     tcase_add_test(tt, assisted_root_stays_upright);
+    tcase_add_test(tt, kinematic_root_tracks_a_second_clip);
+    tcase_add_test(tt, absurd_gains_blow_up_is_reported);
     suite_add_tcase(s, tt);
     return s;
 }

@@ -6,9 +6,11 @@ set -euo pipefail
 # build: compiler, cmake >= 3.25, pkg-config; clip import: Assimp (+ its command-line tool,
 # used by the tests to open exported files); gains and rules: cJSON; tests: Check; the peers
 # the tests cross-check against and the bench compares with: MuJoCo and Bullet (optional for
-# building the library itself)
+# building the library itself); the viewer: GLFW, OpenGL, libepoxy (GL loader), stb (PNG and
+# HUD text), and for headless screenshots and its test Xvfb, xauth and Mesa's llvmpipe
 PACKAGES=(gcc g++ make cmake pkg-config libassimp-dev assimp-utils libcjson-dev check
-          libmujoco-dev libbullet-dev)
+          libmujoco-dev libbullet-dev
+          libglfw3-dev libgl-dev libepoxy-dev libstb-dev xvfb xauth libgl1-mesa-dri)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -255,7 +255,8 @@ FB_API const double* fb_tracker_torques(const fb_tracker* tr);
 FB_API const fb_joint_gains* fb_tracker_gains(const fb_tracker* tr);
 
 /* Totals since the start: impulse of the assisting wrench (N s, N m s), the largest force and
- * torque, and the number of substeps any torque limit bound. */
+ * torque, and (limit_substeps) how many fb_tracker_measure calls found a torque limit bound in
+ * the substep before. */
 typedef struct fb_assist_totals {
     double force_impulse, torque_impulse, peak_force, peak_torque;
     long limit_substeps;

@@ -302,7 +302,7 @@ fb_tracker* fb_tracker_create(fb_world* w, int art, const fb_ref* ref, const fb_
     const size_t nb = (size_t)m->nbody, nv = (size_t)m->nv;
     tr->jg = fb_alloc(&a, nb * sizeof(fb_joint_gains));
     tr->kp_acc = fb_alloc(&a, 3 * nb * sizeof(double));
-    tr->qd = fb_alloc(&a, ((size_t)m->nq + 9 * nv) * sizeof(double));
+    tr->qd = fb_alloc(&a, ((size_t)m->nq + 8 * nv) * sizeof(double));
     tr->measured = fb_alloc(&a, nb * sizeof(bool));
     tr->dref = fb_data_create(m, &a, err);
     if (!tr->jg || !tr->kp_acc || !tr->qd || !tr->measured || !tr->dref) {
@@ -325,7 +325,6 @@ fb_tracker* fb_tracker_create(fb_world* w, int art, const fb_ref* ref, const fb_
     tr->ed = tr->e + nv;
     tr->tau = tr->ed + nv;
     tr->applied = tr->tau + nv;
-    /* (one spare nv for alignment of future use) */
     if (fb_gains_resolve(g, m, tr->jg, err) != FB_OK) {
         fb_tracker_destroy(tr);
         return NULL;

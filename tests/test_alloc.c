@@ -126,9 +126,8 @@ END_TEST
 
 /* The world step (contacts, impacts, limits, PGS, integration, backtracking): the humanoid
  * dropped onto the ground with damped, limited joints, stepped through its landing. */
-START_TEST(world_step_does_not_allocate) {
-    counting cnt = {0, 0};
-    const fb_allocator alloc = {counting_alloc, counting_free, &cnt};
+/* The benchmark humanoid with joint damping 1 N m s/rad on its ball joints and hinges. */
+static fb_model* damped_humanoid(void) {
     fb_error err;
     fb_model* m = ck_model(scene_humanoid(&err), &err);
     for (int i = 1; i < m->nbody; i++) {
@@ -136,11 +135,24 @@ START_TEST(world_step_does_not_allocate) {
             ck_assert_int_eq(fb_model_set_damping(m, i, 1.0, &err), FB_OK);
         }
     }
-    const fb_model* mc = m;
-    fb_world* w = fb_world_create(1, &mc, NULL, &alloc, &err);
+    return m;
+}
+
+/* A world of that humanoid standing (allocated through `alloc`). */
+static fb_world* standing_world(const fb_model* m, const fb_allocator* alloc) {
+    fb_error err;
+    fb_world* w = fb_world_create(1, &m, NULL, alloc, &err);
     ck_assert_msg(w != NULL, "%s", err.msg);
+    scene_humanoid_standing(m, fb_world_data(w, 0)->q);
+    return w;
+}
+
+START_TEST(world_step_does_not_allocate) {
+    counting cnt = {0, 0};
+    const fb_allocator alloc = {counting_alloc, counting_free, &cnt};
+    fb_model* m = damped_humanoid();
+    fb_world* w = standing_world(m, &alloc);
     fb_data* d = fb_world_data(w, 0);
-    scene_humanoid_standing(m, d->q);
     d->q[1] += 0.05;
     d->qd[0] = 1.0; /* tipping over */
     const long after_create = cnt.allocs;
@@ -168,17 +180,9 @@ START_TEST(world_step_with_self_collision_does_not_allocate) {
     counting cnt = {0, 0};
     const fb_allocator alloc = {counting_alloc, counting_free, &cnt};
     fb_error err;
-    fb_model* m = ck_model(scene_humanoid(&err), &err);
-    for (int i = 1; i < m->nbody; i++) {
-        if (m->jtype[i] == FB_JOINT_SPHERICAL || m->jtype[i] == FB_JOINT_REVOLUTE) {
-            ck_assert_int_eq(fb_model_set_damping(m, i, 1.0, &err), FB_OK);
-        }
-    }
-    const fb_model* mc = m;
-    fb_world* w = fb_world_create(1, &mc, NULL, &alloc, &err);
-    ck_assert_msg(w != NULL, "%s", err.msg);
+    fb_model* m = damped_humanoid();
+    fb_world* w = standing_world(m, &alloc);
     fb_data* d = fb_world_data(w, 0);
-    scene_humanoid_standing(m, d->q);
     ck_assert_int_eq(fb_world_set_self_collision_nonadjacent(w, 0, true, &err), FB_OK);
     int cleared = 0;
     ck_assert_int_eq(fb_world_clear_self_collision_touching(w, 0, &cleared, &err), FB_OK);

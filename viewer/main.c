@@ -192,7 +192,8 @@ static GLFWwindow* open_window(const view_args* a, const char* title, bool headl
     glfwWindowHint(GLFW_SAMPLES, headless ? 0 : 4);
     glfwWindowHint(GLFW_STENCIL_BITS, 8);
     glfwWindowHint(GLFW_DEPTH_BITS, 24);
-    /* headless frames go to a framebuffer object of their own size; the window is a stub */
+    /* headless frames go to a framebuffer object of their own size; the window only holds the
+     * GL context */
     GLFWwindow* win =
         glfwCreateWindow(headless ? 64 : a->w, headless ? 64 : a->h, title, NULL, NULL);
     if (!win) {

@@ -415,22 +415,13 @@ static int block_rows(fb_csys* cs, const lcp_rhs* q) {
     return fb_chol_factor(cs->blk_L, nb) ? nb : 0;
 }
 
-/* The block's multipliers solved exactly with the other rows' held (K_BB x = t - b - K_BC l),
- * then clamped to their bounds; returns how far they moved and sets *clamped. */
+/* The block's multipliers solved exactly with the other rows' held: the block's residuals
+ * w_B = (K lambda + b - t)_B vanish after lambda_B -= K_BB^-1 w_B. Then clamped to their bounds;
+ * returns how far they moved and sets *clamped. */
 static double block_step(fb_csys* cs, const lcp_rhs* q, int nb, bool* clamped) {
-    const int nr = cs->nrow;
     double* x = cs->blk_x;
     for (int i = 0; i < nb; i++) {
-        const int r = cs->blk_idx[i];
-        double v = rhs_target(cs, q, r) - q->b[r];
-        for (int c = 0; c < nr; c++) {
-            v -= cs->K[r * nr + c] * cs->lambda[c];
-        }
-        /* K lambda above includes the block's own: add it back */
-        for (int j = 0; j < nb; j++) {
-            v += cs->K[r * nr + cs->blk_idx[j]] * cs->lambda[cs->blk_idx[j]];
-        }
-        x[i] = v;
+        x[i] = row_w(cs, q, cs->blk_idx[i]);
     }
     fb_chol_solve(cs->blk_L, nb, x);
     double moved = 0.0;
@@ -439,8 +430,9 @@ static double block_step(fb_csys* cs, const lcp_rhs* q, int nb, bool* clamped) {
         const int r = cs->blk_idx[i];
         double lo, hi;
         bounds(cs, r, &lo, &hi);
-        const double l = fmin(hi, fmax(lo, x[i]));
-        *clamped = *clamped || l != x[i];
+        const double want = cs->lambda[r] - x[i];
+        const double l = fmin(hi, fmax(lo, want));
+        *clamped = *clamped || l != want;
         moved = fmax(moved, fabs(l - cs->lambda[r]));
         cs->lambda[r] = l;
     }

@@ -145,13 +145,12 @@ static void fit_scalar(const fit_weights* fw, const double* q, int stride, int i
     out[2] = s[2] / (T * T);
 }
 
-/* A rotation over the window (quaternions at q[j stride + idx]), in the tangent space at
- * sample k: the fitted rotation and its body angular velocity and acceleration. */
-static void fit_rotation(const fit_weights* fw, const double* q, int stride, int idx, int k,
-                         double T, fb_quat* rot, fb_v3* w, fb_v3* wd) {
-    const fb_quat qk = fb_quat_load(q + (size_t)k * (size_t)stride + (size_t)idx);
-    const fb_quat qk_inv = fb_quat_conj(qk);
-    fb_v3 s[3] = {fb_v3_zero(), fb_v3_zero(), fb_v3_zero()};
+/* The window's weighted sums of tangent vectors r_j = log(q_k^-1 q_j) (quaternions at
+ * q[j stride + idx]) for the value and the two derivatives (per unit normalised time). */
+static void tangent_sums(const fit_weights* fw, const double* q, int stride, int idx, int k,
+                         fb_v3 s[3]) {
+    const fb_quat qk_inv = fb_quat_conj(fb_quat_load(q + (size_t)k * (size_t)stride + (size_t)idx));
+    s[0] = s[1] = s[2] = fb_v3_zero();
     for (int j = 0; j < fw->n; j++) {
         const fb_quat qj = fb_quat_load(q + (size_t)(fw->lo + j) * (size_t)stride + (size_t)idx);
         const fb_v3 r = fb_quat_log(fb_quat_mul(qk_inv, qj));
@@ -159,7 +158,16 @@ static void fit_rotation(const fit_weights* fw, const double* q, int stride, int
             s[d] = fb_v3_axpy(s[d], fw->w[d][j], r);
         }
     }
+}
+
+/* A rotation over the window, in the tangent space at sample k: the fitted rotation and its
+ * body angular velocity and acceleration. */
+static void fit_rotation(const fit_weights* fw, const double* q, int stride, int idx, int k,
+                         double T, fb_quat* rot, fb_v3* w, fb_v3* wd) {
+    fb_v3 s[3];
+    tangent_sums(fw, q, stride, idx, k, s);
     const fb_v3 r = s[0], rd = fb_v3_scale(s[1], 1.0 / T), rdd = fb_v3_scale(s[2], 1.0 / (T * T));
+    const fb_quat qk = fb_quat_load(q + (size_t)k * (size_t)stride + (size_t)idx);
     *rot = fb_quat_normalize(fb_quat_mul(qk, fb_quat_exp(r)));
     *w = fb_so3_jr(r, rd);
     *wd = fb_v3_add(fb_so3_jr(r, rdd), fb_so3_jr_dot(r, rd));
@@ -199,13 +207,9 @@ static bool fit_choose(const fb_model* m, int ns, const double* qs, const int (*
                     rss[b] += e * e;
                 }
                 if (jt == FB_JOINT_SPHERICAL || jt == FB_JOINT_FLOATING) {
-                    const int qr = qa + (jt == FB_JOINT_FLOATING ? 3 : 0);
-                    const fb_quat qk_inv = fb_quat_conj(fb_quat_load(qs + (size_t)k * (size_t)nq + (size_t)qr));
-                    fb_v3 r = fb_v3_zero();
-                    for (int j = 0; j < fw.n; j++) {
-                        const fb_quat qj = fb_quat_load(qs + (size_t)(fw.lo + j) * (size_t)nq + (size_t)qr);
-                        r = fb_v3_axpy(r, fw.w[0][j], fb_quat_log(fb_quat_mul(qk_inv, qj)));
-                    }
+                    fb_v3 sums[3];
+                    tangent_sums(&fw, qs, nq, qa + (jt == FB_JOINT_FLOATING ? 3 : 0), k, sums);
+                    const fb_v3 r = sums[0];
                     rss[b] += fb_v3_dot(r, r);
                 }
             }

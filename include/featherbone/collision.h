@@ -40,6 +40,8 @@ typedef struct fb_contact {
     fb_v3 n;           /* unit normal, world coordinates, from B to A */
     double depth;      /* m; > 0 overlapping, < 0 separated by that much (within the margin) */
     uint64_t id;       /* stable identity of the touching features */
+    double r_a, r_b;   /* m: radius of curvature of each side at the contact (a sphere's or a
+                          capsule's radius; 0 for a box and for the plane) */
 } fb_contact;
 
 /* Contacts of articulation `art`'s shapes with the plane, appended to out[*n..cap); keeps
@@ -77,8 +79,13 @@ FB_API fb_status fb_collide_shape_pair(const fb_model* ma, const fb_data* da, in
 /* Adds a normal row (unilateral) and two friction rows (bounded by mu times the normal force,
  * along two tangents) per contact, aiming at normal acceleration `normal_target[k]` (NULL =
  * 0). Between two articulations, or two bodies of one articulation, both sides act at the
- * midpoint of the contact points. Row ids derive from the contact ids. Needs FB_STAGE_POS in
- * the articulations. */
+ * midpoint of the contact points. The normal row's points are moved along the normal to each
+ * side's centre of curvature (r_a, r_b): the force keeps its line of action (K is the same),
+ * but the row's acceleration is then the gap's, not that of the material point under the
+ * contact, whose centripetal part on a spinning ball or a rolling capsule (omega^2 r, away from
+ * the ground) would read as separation. Friction rows keep the material points (no slip is a
+ * condition on them). Row ids derive from the contact ids. Needs FB_STAGE_POS in the
+ * articulations. */
 FB_API fb_status fb_contact_rows(fb_csys* cs, const fb_contact* c, int n, double mu,
                                  const double* normal_target, fb_error* err);
 

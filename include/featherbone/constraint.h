@@ -7,7 +7,10 @@
  * bounds from a normal row: |lambda| <= mu lambda_normal.
  *
  * The constraint matrix K (K[r][c] = the acceleration of row r per unit multiplier of row c,
- * = J M^-1 J^T) is built column by column from test-force responses (AccelerationDeltas,
+ * = J M^-1 J^T) is built column by column: column c is dqdd_c = M^-1 J_c^T, the response of
+ * every joint to the row's multiplier. By default each articulation's joint-space inertia M
+ * (CRBA) is factored once per build as M = L^T L with the sparsity of the tree (RBDA §6.5) and
+ * each column is one sparse solve; or each column is a test-force response (AccelerationDeltas,
  * Kokkevis §4.3): one backward pass along the test force's path to the root and one forward
  * pass, reusing ABA phase 1, instead of an ABA call per column. After the solve the joint
  * accelerations are qdd = qdd0 + sum_c lambda_c dqdd_c, with no further ABA call. */
@@ -93,6 +96,20 @@ typedef struct fb_pgs_opts {
 
 FB_API fb_pgs_opts fb_default_pgs_opts(void);
 
+/* How fb_csys_build forms K and the responses. */
+typedef enum fb_k_method {
+    FB_K_FACTOR = 0,      /* default: M of each articulation (CRBA) factored as L^T L along its
+                             tree [RBDA §6.5]; column c = M^-1 J_c^T by one sparse solve */
+    FB_K_TEST_FORCES = 1, /* one test-force response per row [Kokkevis §4.3] */
+    FB_K_JOINT_SPACE = 2  /* as FB_K_FACTOR, except for an articulation that has a dof row
+                             (FB_ROW_DOF) on each of at least 8 of its dofs, one row per dof at
+                             most, such as a tracking controller's: the K entries between two
+                             of those rows (a block of M^-1) and their columns are not formed.
+                             fb_csys_solve works with that articulation's M instead, the
+                             entries are formed when a solve needs them, and fb_csys_apply
+                             uses the solver's joint accelerations. What a world step uses. */
+} fb_k_method;
+
 /* Rows over a set of articulations, the constraint matrix, and the solver's state. */
 typedef struct fb_csys {
     int nart;
@@ -101,14 +118,15 @@ typedef struct fb_csys {
     int nrow;       /* rows added since the last clear */
     int cap;        /* most rows */
     fb_row* row;    /* (cap) */
-    double* K;      /* (cap x cap) row-major, nrow x nrow used; fb_csys_build */
+    double* K;      /* (cap x cap) row-major, nrow x nrow used; fb_csys_build (with
+                       FB_K_JOINT_SPACE see there) */
     double* a0;     /* (cap) each row's acceleration with zero multipliers; fb_csys_build */
     double* lambda; /* (cap) multipliers; fb_csys_solve */
     double* dqdd;   /* (cap x total nv) column c's joint-acceleration response, per articulation
                        at offset col * nv_total + v_off[art] */
     int v_off[FB_CSYS_MAX_ART];
     int nv_total;
-    int iterations;  /* sweeps the last solve used */
+    int iterations;  /* sweeps the last solve used (with a joint-space block: pivots) */
     double residual; /* largest violation of the LCP conditions after the last solve */
     /* private */
     uint64_t* prev_id;
@@ -117,6 +135,31 @@ typedef struct fb_csys {
     double* blk_L; /* (cap x cap) Cholesky factor of the joint-row block (fb_csys_solve) */
     double* blk_x; /* (cap) */
     int* blk_idx;  /* (cap) rows of the block */
+    double* blk_F; /* (cap x cap) Cholesky factor of the block's rows not held at a bound */
+    int* blk_state; /* (cap) 0 free, -1 held at lo, +1 held at hi */
+    int* blk_free;  /* (cap) the free rows (indices into blk_idx) */
+    int blk_ver, blk_fver; /* the held set's version, and the version blk_F was factored for */
+    fb_k_method k_method;
+    void* tree;      /* (nart) each articulation's dof tree (src/dynamics/crba.h) */
+    double* M;       /* M of articulation k at M + m_off[k] (nv_k x nv_k) ... */
+    double* L;       /* ... its factor, compressed, at L + l_off[k] ... */
+    size_t m_off[FB_CSYS_MAX_ART], l_off[FB_CSYS_MAX_ART];
+    bool m_valid[FB_CSYS_MAX_ART]; /* ... for the last fb_csys_build: M can be had, ... */
+    bool m_ready[FB_CSYS_MAX_ART]; /* ... and is there (made when first needed) */
+    bool lazy[FB_CSYS_MAX_ART];    /* its share of K and dqdd is left out (FB_K_JOINT_SPACE) */
+    bool l_valid[FB_CSYS_MAX_ART]; /* L is M's factor */
+    bool e_valid[FB_CSYS_MAX_ART]; /* the last solve left its joint accelerations' change in
+                                      e + v_off[k] (the joint-space solve) */
+    double* e;       /* (nv_total) */
+    unsigned char* unformed; /* (cap) FB_K_JOINT_SPACE: 0 column c of dqdd and its K entries
+                                are complete; 1 they lack the share of the articulations left
+                                out; 2 the row acts on those only (no column, K entries 0) */
+    int* dof_art;    /* (nv_total) the articulation of each global dof */
+    int* jidx;       /* (cap x nv_total) row r's generalised force J_r^T: global dof ... */
+    double* jval;    /* ... and value, entries jstart[r] .. + jcount[r] - 1 */
+    int* jstart;     /* (cap) */
+    int* jcount;     /* (cap) */
+    void* js;        /* the joint-space solver's scratch */
     fb_allocator alloc;
     void* block; /* the single allocation all arrays point into */
 } fb_csys;
@@ -126,14 +169,19 @@ FB_API fb_csys* fb_csys_create(int nart, const fb_model* const* m, fb_data* cons
                                int max_rows, const fb_allocator* alloc, fb_error* err);
 FB_API void fb_csys_destroy(fb_csys* cs);
 
+/* Chooses how fb_csys_build forms K (FB_K_FACTOR when created). */
+FB_API void fb_csys_set_k_method(fb_csys* cs, fb_k_method method);
+
 /* Removes the rows (the multipliers of the last solve stay for warm starting). */
 FB_API void fb_csys_clear(fb_csys* cs);
 
 /* Adds a row. FB_EINVAL for a bad row (message names the field), FB_ECAPACITY when full. */
 FB_API fb_status fb_csys_add_row(fb_csys* cs, const fb_row* row, fb_error* err);
 
-/* Builds K and a0. Every articulation must have ABA phase 1 and 2 done for the current state
- * and forces (FB_STAGE_ABA1 | FB_STAGE_ACC). Allocation-free. */
+/* Builds K, the responses dqdd and a0 (by cs->k_method). Every articulation must have ABA
+ * phase 1 and 2 done for the current state and forces (FB_STAGE_ABA1 | FB_STAGE_ACC).
+ * FB_ENUMERIC when an articulation's joint-space inertia is not positive definite.
+ * Allocation-free. */
 FB_API fb_status fb_csys_build(fb_csys* cs, fb_error* err);
 
 /* Rebuilds a0 only, after the velocities changed and ABA ran again at the same positions (K
@@ -147,7 +195,16 @@ FB_API void fb_csys_row_velocity(const fb_csys* cs, double* v);
 /* Projected Gauss-Seidel on the mixed LCP: find lambda in [lo, hi] (friction rows in
  * [-mu lambda_n, mu lambda_n]) with w = K lambda + a0 - target such that w >= 0 where lambda is
  * at lo, w <= 0 where at hi, w = 0 between [Kokkevis §6, Cline §2.7]. Sets lambda,
- * iterations and residual. Allocation-free. */
+ * iterations and residual. Allocation-free.
+ *
+ * An articulation with dof rows on at least 8 of its dofs (one each at most; a tracking
+ * controller's) whose M the last build made (FB_K_FACTOR, FB_K_JOINT_SPACE) is solved in joint
+ * space instead: its dof rows pin their dofs' accelerations, or sit at a bound, and the other
+ * rows see the articulation through the dofs at a bound only. A principal pivoting method
+ * (Cottle-Dantzig, with box bounds as in Baraff 1994) finds which dofs and rows are at a bound,
+ * every pivot costing O(nv x dofs at a bound) rather than O(rows^2); friction bounds are
+ * updated from the normal multipliers and the pivoting repeated (at most 4 times). Where it
+ * cannot (a cycle, an unbounded direction) the rows are swept by PGS as above. */
 FB_API void fb_csys_solve(fb_csys* cs, const fb_pgs_opts* opts);
 
 /* Adds sum_c lambda_c dqdd_c to every articulation's d->qdd. */

@@ -140,6 +140,11 @@ FB_API double fb_world_time(const fb_world* w);
  * contact k carried (N, the multiplier of its normal row; 0 for an index out of range). */
 FB_API const fb_contact* fb_world_contacts(const fb_world* w, int* n);
 FB_API double fb_world_contact_force(const fb_world* w, int k);
+/* The linear impulse (N s, world axes) articulation art_b (-1: the ground) gave articulation
+ * art_a through contacts over the last fb_world_step: impact impulses plus the contact forces
+ * (normal and friction) times each accepted substep's length. Zero for indices out of
+ * range. */
+FB_API fb_v3 fb_world_pair_impulse(const fb_world* w, int art_a, int art_b);
 
 /* The constraint system of the last substep (rows, K, multipliers), for inspection. */
 FB_API const fb_csys* fb_world_csys(const fb_world* w);

@@ -40,7 +40,7 @@ static void sphere_plane(const fb_data* d, int art, int body, int shape, int fea
     const fb_v3 on_plane = fb_v3_axpy(on_a, -dist, pl.n);         /* its projection */
     const fb_xf X = d->X_0[body];
     const fb_contact c = {art, body, fb_m3_mv(X.E, fb_v3_sub(on_a, X.r)), -1, 0, on_plane, pl.n,
-                          -dist, contact_id(art, shape, -1, 0, feature)};
+                          -dist, contact_id(art, shape, -1, 0, feature), r, 0.0};
     push(out, n, cap, needed, &c);
 }
 
@@ -158,8 +158,9 @@ static void sphere_shape(const fb_model* ma, const fb_data* da, int art_a, int s
     const fb_v3 nrm = fb_v3_scale(dir, 1.0 / len);
     const fb_v3 on_b = fb_v3_axpy(c, r, nrm);
     const fb_xf Xa = da->X_0[sh->body], Xb = db->X_0[body_b];
+    const double r_a = sh->type == FB_SHAPE_BOX ? 0.0 : sh->radius;
     const fb_contact ct = {art_a, sh->body, fb_m3_mv(Xa.E, fb_v3_sub(q, Xa.r)), art_b, body_b,
-                           fb_m3_mv(Xb.E, fb_v3_sub(on_b, Xb.r)), nrm, -dist, id};
+                           fb_m3_mv(Xb.E, fb_v3_sub(on_b, Xb.r)), nrm, -dist, id, r_a, r};
     push(out, n, cap, needed, &ct);
 }
 
@@ -305,7 +306,8 @@ static void axis_contact(const side* A, const side* B, fb_v3 pa, fb_v3 pb, fb_v3
     const fb_xf Xa = A->d->X_0[A->sh->body], Xb = B->d->X_0[B->sh->body];
     const fb_contact ct = {A->art, A->sh->body, fb_m3_mv(Xa.E, fb_v3_sub(on_a, Xa.r)), B->art,
                            B->sh->body, fb_m3_mv(Xb.E, fb_v3_sub(on_b, Xb.r)), nrm, -gap,
-                           contact_id(A->art, A->s, B->art, B->s, feature)};
+                           contact_id(A->art, A->s, B->art, B->s, feature), A->sh->radius,
+                           B->sh->radius};
     push(out, n, cap, needed, &ct);
 }
 
@@ -441,7 +443,7 @@ static void capsule_box(const side* X, const side* C, uint64_t id0, double margi
 /* The contact as seen from the other side: A and B swapped, the normal reversed. */
 static fb_contact swapped(const fb_contact* c) {
     return (fb_contact){c->art_b, c->body_b, c->p_b, c->art_a, c->body_a, c->p_a,
-                        fb_v3_neg(c->n), c->depth, c->id};
+                        fb_v3_neg(c->n), c->depth, c->id, c->r_b, c->r_a};
 }
 
 fb_status fb_collide_shape_pair(const fb_model* ma, const fb_data* da, int art_a, int sa,
@@ -513,7 +515,15 @@ fb_status fb_contact_rows(fb_csys* cs, const fb_contact* c, int n, double mu,
         row.n = ct->n;
         row.target = normal_target ? normal_target[k] : 0.0;
         row.id = ct->id * 3u + 1u;
-        fb_status s = fb_csys_add_row(cs, &row, err);
+        /* the normal row at the centres of curvature, on the same line of action */
+        fb_row nr = row;
+        nr.p = fb_v3_add(row.p, fb_m3_mv(cs->d[ct->art_a]->X_0[ct->body_a].E,
+                                         fb_v3_scale(ct->n, ct->r_a)));
+        if (ct->art_b >= 0) {
+            nr.p_b = fb_v3_sub(row.p_b, fb_m3_mv(cs->d[ct->art_b]->X_0[ct->body_b].E,
+                                                 fb_v3_scale(ct->n, ct->r_b)));
+        }
+        fb_status s = fb_csys_add_row(cs, &nr, err);
         const int normal = cs->nrow - 1;
         fb_v3 t[2];
         tangents(ct->n, &t[0], &t[1]);

@@ -1,9 +1,11 @@
-/* The constraint system: rows, K = J M^-1 J^T by test forces, projected Gauss-Seidel. */
+/* The constraint system: rows, K = J M^-1 J^T (by sparse factorisation of M or by test
+ * forces), projected Gauss-Seidel, and the joint-space solve of a tracking controller's rows. */
 #include <math.h>
 #include <string.h>
 
 #include "featherbone/constraint.h"
 #include "featherbone/dynamics.h"
+#include "dynamics/crba.h"
 #include "math/dense.h"
 #include "math/spatial.h"
 #include "util/block.h"
@@ -11,6 +13,13 @@
 
 /* A row direction must be a unit vector to this tolerance (it scales the multiplier). */
 #define ROW_UNIT_TOL 1e-6
+
+/* Dof rows an articulation needs for its block to be solved apart (in joint space, or as one
+ * block of PGS). */
+#define BLOCK_MIN_ROWS 8
+
+/* Most other rows (contacts, friction, limits) the joint-space solve takes; past it, PGS. */
+#define JS_MAX_O 96
 
 fb_row fb_default_row(void) {
     fb_row r;
@@ -27,19 +36,126 @@ fb_pgs_opts fb_default_pgs_opts(void) {
     return (fb_pgs_opts){.max_iter = 200, .tol = 1e-10, .warm = true};
 }
 
+/* Scratch of the joint-space solve (see its section). n: the largest nv; o: JS_MAX_O. */
+typedef struct js_scratch {
+    int* rk;      /* (n) the row of each dof, or -1 */
+    int* dstate;  /* (n) DOF_* */
+    int* cidx;    /* (n) the dofs at a bound (or without a row), in order */
+    double* delta; /* (n) the change of each dof's acceleration its row asks for */
+    double* u;    /* (n) M delta */
+    double* tau;  /* (n) each dof's multiplier */
+    double* lo;   /* (n) its bounds */
+    double* hi;   /* (n) */
+    double* g;    /* (n) J_O^T lambda_O on the articulation */
+    double* z;    /* (n) the change of the clamped dofs' accelerations beyond delta */
+    double* z0;   /* (n) */
+    double* dz;   /* (n) */
+    double* dtau; /* (n) */
+    double* Mcc;  /* (n x n) M over the clamped dofs, factored */
+    double* Y;    /* (n x o) Mcc^-1 J_{O,C}^T, column per other row */
+    int* oidx;    /* (o) the other rows */
+    int* ostate;  /* (o) ROW_* */
+    double* olo;  /* (o) the bounds each was given */
+    double* ohi;  /* (o) */
+    double* h;    /* (o) w_O = h + S lambda_O */
+    double* jd;   /* (o) J_o . delta on the articulation, plus b - t */
+    double* dl;   /* (o) */
+    double* dw;   /* (o) */
+    double* w;    /* (o) */
+    double* Ja;   /* (o x n) each other row's J on the articulation, dense */
+    double* Koth; /* (o x o) K over the other rows without the articulation's share */
+    double* S;    /* (o x o) the other rows' K seen through the clamped dofs */
+    int* fo;      /* (o) the free other rows */
+    int* fpos;    /* (o) each other row's position among the free ones, or -1 */
+    int* touch;   /* (o) whether each acts on the articulation */
+    int* nidx;    /* (o) a friction row's normal row among the other rows, or -1 */
+    double* mu;   /* (o) its friction coefficient */
+    double* A;    /* (o x o) the free rows' matrix, LU-factored */
+    int* piv;     /* (o) its pivots */
+    int* opos;    /* (cap) each row's position among the other rows, or -1 */
+} js_scratch;
+
+/* Carves a js_scratch for articulations of at most n dofs and cap rows. */
+static js_scratch* js_layout(char* base, size_t* off, size_t n, size_t cap) {
+    js_scratch* js = fb_block_carve(base, off, sizeof(js_scratch));
+    js_scratch j;
+    const size_t o = JS_MAX_O;
+    int** in[] = {&j.rk, &j.dstate, &j.cidx};
+    for (size_t k = 0; k < sizeof in / sizeof in[0]; k++) {
+        *in[k] = fb_block_carve(base, off, n * sizeof(int));
+    }
+    double** dn[] = {&j.delta, &j.u, &j.tau, &j.lo, &j.hi, &j.g, &j.z, &j.z0, &j.dz, &j.dtau};
+    for (size_t k = 0; k < sizeof dn / sizeof dn[0]; k++) {
+        *dn[k] = fb_block_carve(base, off, n * sizeof(double));
+    }
+    j.Mcc = fb_block_carve(base, off, n * n * sizeof(double));
+    j.Y = fb_block_carve(base, off, n * o * sizeof(double));
+    int** io[] = {&j.oidx, &j.ostate, &j.fo, &j.fpos, &j.touch, &j.nidx, &j.piv};
+    for (size_t k = 0; k < sizeof io / sizeof io[0]; k++) {
+        *io[k] = fb_block_carve(base, off, o * sizeof(int));
+    }
+    double** d_o[] = {&j.olo, &j.ohi, &j.h, &j.jd, &j.dl, &j.dw, &j.w, &j.mu};
+    for (size_t k = 0; k < sizeof d_o / sizeof d_o[0]; k++) {
+        *d_o[k] = fb_block_carve(base, off, o * sizeof(double));
+    }
+    j.Ja = fb_block_carve(base, off, o * n * sizeof(double));
+    j.Koth = fb_block_carve(base, off, o * o * sizeof(double));
+    j.S = fb_block_carve(base, off, o * o * sizeof(double));
+    j.A = fb_block_carve(base, off, o * o * sizeof(double));
+    j.opos = fb_block_carve(base, off, cap * sizeof(int));
+    if (js) {
+        *js = j;
+    }
+    return js;
+}
+
 static size_t layout(fb_csys* cs, char* base, int cap, int nv_total) {
     size_t off = 0;
-    const size_t c = (size_t)cap;
+    const size_t c = (size_t)cap, nvt = (size_t)nv_total;
     cs->row = fb_block_carve(base, &off, c * sizeof(fb_row));
     cs->K = fb_block_carve(base, &off, c * c * sizeof(double));
     cs->a0 = fb_block_carve(base, &off, c * sizeof(double));
     cs->lambda = fb_block_carve(base, &off, c * sizeof(double));
-    cs->dqdd = fb_block_carve(base, &off, c * (size_t)nv_total * sizeof(double));
+    cs->dqdd = fb_block_carve(base, &off, c * nvt * sizeof(double));
     cs->prev_id = fb_block_carve(base, &off, c * sizeof(uint64_t));
     cs->prev_lambda = fb_block_carve(base, &off, c * sizeof(double));
     cs->blk_L = fb_block_carve(base, &off, c * c * sizeof(double));
     cs->blk_x = fb_block_carve(base, &off, c * sizeof(double));
     cs->blk_idx = fb_block_carve(base, &off, c * sizeof(int));
+    cs->blk_F = fb_block_carve(base, &off, c * c * sizeof(double));
+    cs->blk_state = fb_block_carve(base, &off, c * sizeof(int));
+    cs->blk_free = fb_block_carve(base, &off, c * sizeof(int));
+    /* M and its factor per articulation, the dof trees */
+    size_t msum = 0, lsum = 0, nmax = 0;
+    fb_dof_tree* tree = fb_block_carve(base, &off, (size_t)cs->nart * sizeof(fb_dof_tree));
+    cs->tree = tree;
+    for (int k = 0; k < cs->nart; k++) {
+        const size_t n = (size_t)cs->m[k]->nv;
+        const int size = fb_dof_tree_size(cs->m[k]);
+        cs->m_off[k] = msum;
+        cs->l_off[k] = lsum;
+        msum += n * n;
+        lsum += (size_t)size;
+        nmax = n > nmax ? n : nmax;
+        fb_dof_tree t;
+        t.lambda = fb_block_carve(base, &off, n * sizeof(int));
+        t.len = fb_block_carve(base, &off, n * sizeof(int));
+        t.off = fb_block_carve(base, &off, n * sizeof(int));
+        t.chain = fb_block_carve(base, &off, (size_t)size * sizeof(int));
+        if (tree) {
+            tree[k] = t;
+        }
+    }
+    cs->M = fb_block_carve(base, &off, msum * sizeof(double));
+    cs->L = fb_block_carve(base, &off, lsum * sizeof(double));
+    cs->e = fb_block_carve(base, &off, nvt * sizeof(double));
+    cs->unformed = fb_block_carve(base, &off, c * sizeof(unsigned char));
+    cs->dof_art = fb_block_carve(base, &off, nvt * sizeof(int));
+    cs->jidx = fb_block_carve(base, &off, c * nvt * sizeof(int));
+    cs->jval = fb_block_carve(base, &off, c * nvt * sizeof(double));
+    cs->jstart = fb_block_carve(base, &off, c * sizeof(int));
+    cs->jcount = fb_block_carve(base, &off, c * sizeof(int));
+    cs->js = js_layout(base, &off, nmax, c);
     return off;
 }
 
@@ -76,6 +192,13 @@ fb_csys* fb_csys_create(int nart, const fb_model* const* m, fb_data* const* d, i
     memset(block, 0, size);
     layout(cs, block, max_rows, cs->nv_total);
     cs->block = block;
+    for (int k = 0; k < nart; k++) {
+        fb_dof_tree_init(m[k], &((fb_dof_tree*)cs->tree)[k]);
+        for (int j = 0; j < m[k]->nv; j++) {
+            cs->dof_art[cs->v_off[k] + j] = k;
+        }
+    }
+    cs->k_method = FB_K_FACTOR;
     fb_ok(err);
     return cs;
 }
@@ -89,8 +212,23 @@ void fb_csys_destroy(fb_csys* cs) {
     fb_free(&a, cs);
 }
 
+/* Forgets what the last build and solve left beside K (M, lazy blocks, joint accelerations). */
+static void forget_build(fb_csys* cs) {
+    memset(cs->m_valid, 0, sizeof cs->m_valid);
+    memset(cs->m_ready, 0, sizeof cs->m_ready);
+    memset(cs->l_valid, 0, sizeof cs->l_valid);
+    memset(cs->lazy, 0, sizeof cs->lazy);
+    memset(cs->e_valid, 0, sizeof cs->e_valid);
+}
+
+void fb_csys_set_k_method(fb_csys* cs, fb_k_method method) {
+    cs->k_method = method;
+    forget_build(cs);
+}
+
 void fb_csys_clear(fb_csys* cs) {
     cs->nrow = 0;
+    forget_build(cs);
 }
 
 static bool body_ok(const fb_csys* cs, int art, int body) {
@@ -149,6 +287,7 @@ fb_status fb_csys_add_row(fb_csys* cs, const fb_row* r, fb_error* err) {
     }
     cs->row[k] = *r;
     cs->nrow++;
+    forget_build(cs); /* K no longer matches the rows */
     return fb_ok(err);
 }
 
@@ -256,11 +395,8 @@ void fb_csys_row_velocity(const fb_csys* cs, double* v) {
     }
 }
 
-fb_status fb_csys_build(fb_csys* cs, fb_error* err) {
-    const fb_status s = fb_csys_build_a0(cs, err);
-    if (s != FB_OK) {
-        return s;
-    }
+/* K and the responses by test forces [Kokkevis §4.3]. */
+static void build_test_forces(fb_csys* cs) {
     const int nr = cs->nrow;
     /* column by column: the test force of row c, in each articulation it touches (one test
      * per articulation: a row within one articulation pushes both its bodies at once) */
@@ -295,9 +431,234 @@ fb_status fb_csys_build(fb_csys* cs, fb_error* err) {
             collect(cs, b, c, qb);
         }
     }
-    return fb_ok(err);
 }
 
+/* ---- K by the sparse factorisation of M -------------------------------------------------- */
+
+/* The generalised force J^T f of a unit force `dir` (world) at point p of body `body` of
+ * articulation a: S_k^T (X_0[j]* f) for each dof k of each body j on the path to the root,
+ * appended as (global dof, value) entries; returns how many. */
+static int path_force(const fb_csys* cs, int a, int body, fb_v3 p, fb_v3 dir, int* idx,
+                      double* val) {
+    const fb_model* m = cs->m[a];
+    const fb_data* d = cs->d[a];
+    const fb_fv f = point_force(d, body, p, dir);
+    int n = 0;
+    for (int j = body; j != 0; j = m->parent[j]) {
+        if (m->jnv[j] == 0) {
+            continue;
+        }
+        const fb_fv fj = fb_xf_fv(d->X_0[j], f);
+        for (int k = m->v_adr[j]; k < m->v_adr[j] + m->jnv[j]; k++) {
+            idx[n] = cs->v_off[a] + k;
+            val[n++] = fb_mv_dot_fv(m->S[k], fj);
+        }
+    }
+    return n;
+}
+
+/* Row r's generalised force J_r^T (what its multiplier does to the joints) as sparse entries
+ * into jidx/jval from `start`; returns the count. A dof may appear twice (a row between two
+ * bodies of one articulation lists both paths): the entries add. */
+static int row_force(fb_csys* cs, int r, int start) {
+    const fb_row* row = &cs->row[r];
+    int* idx = cs->jidx + start;
+    double* val = cs->jval + start;
+    const int a = row->art;
+    const fb_model* m = cs->m[a];
+    if (row->type == FB_ROW_DOF) {
+        idx[0] = cs->v_off[a] + row->dof;
+        val[0] = 1.0;
+        return 1;
+    }
+    if (row->type == FB_ROW_JOINT) {
+        const double w[3] = {row->n.x, row->n.y, row->n.z};
+        int n = 0;
+        for (int k = 0; k < m->jnv[row->body] && k < 3; k++) {
+            idx[n] = cs->v_off[a] + m->v_adr[row->body] + k;
+            val[n++] = w[k];
+        }
+        return n;
+    }
+    int n = path_force(cs, a, row->body, row->p, row->n, idx, val);
+    if (row->art_b >= 0) {
+        n += path_force(cs, row->art_b, row->body_b, row->p_b, fb_v3_neg(row->n), idx + n,
+                        val + n);
+    }
+    return n;
+}
+
+/* Row r's cs->unformed: whether it acts on articulations whose share of K is left out
+ * (FB_K_JOINT_SPACE), and only on those. */
+static unsigned char row_unformed(const fb_csys* cs, int r) {
+    bool lazy = false, other = false;
+    for (int e = cs->jstart[r]; e < cs->jstart[r] + cs->jcount[r]; e++) {
+        const bool l = cs->lazy[cs->dof_art[cs->jidx[e]]];
+        lazy = lazy || l;
+        other = other || !l;
+    }
+    return lazy ? (other ? 1 : 2) : 0;
+}
+
+/* Column c of dqdd: M^-1 J_c^T, one sparse solve per articulation the row touches, except
+ * (unless `all`) those whose share is left out (their part stays zero). */
+static void form_column(fb_csys* cs, int c, bool all) {
+    const size_t nvt = (size_t)cs->nv_total;
+    double* col = cs->dqdd + (size_t)c * nvt;
+    memset(col, 0, nvt * sizeof(double));
+    bool touched[FB_CSYS_MAX_ART] = {false};
+    for (int e = cs->jstart[c]; e < cs->jstart[c] + cs->jcount[c]; e++) {
+        const int k = cs->dof_art[cs->jidx[e]];
+        if (all || !cs->lazy[k]) {
+            col[cs->jidx[e]] += cs->jval[e];
+            touched[k] = true;
+        }
+    }
+    for (int k = 0; k < cs->nart; k++) {
+        if (touched[k]) {
+            fb_ltl_solve(&((const fb_dof_tree*)cs->tree)[k], cs->L + cs->l_off[k],
+                         col + cs->v_off[k]);
+        }
+    }
+}
+
+/* K_rc = K_cr = J_r dqdd_c for every row r >= c (and r < c without a column), given column
+ * c. */
+static void fill_k(fb_csys* cs, int c) {
+    const int nr = cs->nrow;
+    const double* col = cs->dqdd + (size_t)c * (size_t)cs->nv_total;
+    for (int r = 0; r < nr; r++) {
+        if (r < c && cs->unformed[r] < 2) {
+            continue; /* from column r */
+        }
+        double x = 0.0;
+        for (int e = cs->jstart[r]; e < cs->jstart[r] + cs->jcount[r]; e++) {
+            x += cs->jval[e] * col[cs->jidx[e]];
+        }
+        cs->K[r * nr + c] = x;
+        cs->K[c * nr + r] = x;
+    }
+}
+
+/* Articulation k's M (+ h B) by CRBA, if the build has not made it yet. */
+static void ensure_m(fb_csys* cs, int k) {
+    if (!cs->m_ready[k]) {
+        fb_crba_matrix(cs->m[k], cs->d[k], cs->M + cs->m_off[k]);
+        cs->m_ready[k] = true;
+    }
+}
+
+/* M = L^T L of articulation k into cs->L. */
+static bool factor_one(fb_csys* cs, int k) {
+    ensure_m(cs, k);
+    const fb_dof_tree* t = &((const fb_dof_tree*)cs->tree)[k];
+    cs->l_valid[k] = fb_ltl_factor(t, cs->M + cs->m_off[k], cs->L + cs->l_off[k]);
+    return cs->l_valid[k];
+}
+
+/* For a solve that needs them: the full columns of the rows that take part (finite target)
+ * and their K entries, where the build left out an articulation's share (FB_K_JOINT_SPACE).
+ * Rows left out of the solve stay as they are (their multipliers are zero). */
+static void form_needed(fb_csys* cs, const double* target_or_null) {
+    const int nr = cs->nrow;
+    for (int k = 0; k < cs->nart; k++) {
+        if (cs->lazy[k] && !cs->l_valid[k]) {
+            (void)factor_one(cs, k); /* positive definite: CRBA's M, factored before */
+        }
+    }
+    int* formed = cs->blk_state; /* scratch until the sweeps */
+    for (int c = 0; c < nr; c++) {
+        const double t = target_or_null ? target_or_null[c] : cs->row[c].target;
+        formed[c] = cs->unformed[c] && !isinf(t);
+        if (formed[c]) {
+            form_column(cs, c, true);
+            cs->unformed[c] = 0;
+        }
+    }
+    for (int c = 0; c < nr; c++) {
+        if (!formed[c]) {
+            continue;
+        }
+        const double* col = cs->dqdd + (size_t)c * (size_t)cs->nv_total;
+        for (int r = 0; r < nr; r++) {
+            const double t = target_or_null ? target_or_null[r] : cs->row[r].target;
+            if (isinf(t) || cs->unformed[r] || (formed[r] && r < c)) {
+                continue;
+            }
+            double x = 0.0;
+            for (int e = cs->jstart[r]; e < cs->jstart[r] + cs->jcount[r]; e++) {
+                x += cs->jval[e] * col[cs->jidx[e]];
+            }
+            cs->K[r * nr + c] = x;
+            cs->K[c * nr + r] = x;
+        }
+    }
+}
+
+/* M and its factor for every articulation a row touches, and which articulations' share of K
+ * is left out (FB_K_JOINT_SPACE). */
+static fb_status factor_all(fb_csys* cs, bool joint_space, fb_error* err) {
+    int ndof[FB_CSYS_MAX_ART] = {0};
+    bool used[FB_CSYS_MAX_ART] = {false};
+    for (int r = 0; r < cs->nrow; r++) {
+        const fb_row* row = &cs->row[r];
+        used[row->art] = true;
+        if (row->type == FB_ROW_POINT && row->art_b >= 0) {
+            used[row->art_b] = true;
+        }
+        ndof[row->art] += row->type == FB_ROW_DOF;
+    }
+    for (int k = 0; k < cs->nart; k++) {
+        const fb_model* m = cs->m[k];
+        if (!used[k] || m->nv == 0) {
+            continue;
+        }
+        /* a left-out articulation's M is made only if its solve needs it (a dof clamped at a
+         * torque limit) */
+        cs->lazy[k] = joint_space && ndof[k] >= BLOCK_MIN_ROWS;
+        if (!cs->lazy[k] && !factor_one(cs, k)) {
+            return fb_fail(err, FB_ENUMERIC,
+                           "fb_csys_build: articulation %d: joint-space inertia not positive "
+                           "definite", k);
+        }
+        cs->m_valid[k] = true;
+    }
+    return FB_OK;
+}
+
+fb_status fb_csys_build(fb_csys* cs, fb_error* err) {
+    forget_build(cs);
+    fb_status s = fb_csys_build_a0(cs, err);
+    if (s != FB_OK) {
+        return s;
+    }
+    const int nr = cs->nrow;
+    memset(cs->unformed, 0, (size_t)nr);
+    if (cs->k_method == FB_K_TEST_FORCES) {
+        build_test_forces(cs);
+        return fb_ok(err);
+    }
+    s = factor_all(cs, cs->k_method == FB_K_JOINT_SPACE, err);
+    if (s != FB_OK) {
+        return s;
+    }
+    int start = 0;
+    for (int r = 0; r < nr; r++) {
+        cs->jstart[r] = start;
+        cs->jcount[r] = row_force(cs, r, start);
+        start += cs->jcount[r];
+    }
+    /* the columns and K, without the share of articulations left out */
+    memset(cs->K, 0, (size_t)nr * (size_t)nr * sizeof(double));
+    for (int c = 0; c < nr; c++) {
+        cs->unformed[c] = row_unformed(cs, c);
+        if (cs->unformed[c] < 2) {
+            form_column(cs, c, false);
+            fill_k(cs, c);
+        }
+    }
+    return fb_ok(err);
+}
 /* Previous multiplier of a row with this id, or 0. */
 static double warm_value(const fb_csys* cs, uint64_t id) {
     for (int k = 0; id != 0 && k < cs->nprev; k++) {
@@ -342,34 +703,33 @@ static double row_w(const fb_csys* cs, const lcp_rhs* q, int r) {
     return w;
 }
 
+/* How far row r with multiplier lambda_r and residual w violates its LCP conditions. */
+static double lcp_violation(const fb_csys* cs, int r, double w) {
+    double lo, hi;
+    bounds(cs, r, &lo, &hi);
+    const double l = cs->lambda[r];
+    if (l <= lo && l >= hi) {
+        return 0.0; /* a row pinned by lo == hi (e.g. friction without normal force) */
+    }
+    if (l <= lo) {
+        return fmax(0.0, -w);
+    }
+    if (l >= hi) {
+        return fmax(0.0, w);
+    }
+    return fabs(w);
+}
+
 /* Largest violation of the LCP conditions (units of b). */
 static double lcp_residual(const fb_csys* cs, const lcp_rhs* q) {
-    const int nr = cs->nrow;
     double worst = 0.0;
-    for (int r = 0; r < nr; r++) {
-        if (isinf(rhs_target(cs, q, r))) {
-            continue;
+    for (int r = 0; r < cs->nrow; r++) {
+        if (!isinf(rhs_target(cs, q, r))) {
+            worst = fmax(worst, lcp_violation(cs, r, row_w(cs, q, r)));
         }
-        const double w = row_w(cs, q, r);
-        double lo, hi;
-        bounds(cs, r, &lo, &hi);
-        const double l = cs->lambda[r];
-        double v;
-        if (l <= lo && l >= hi) {
-            v = 0.0; /* a row pinned by lo == hi (e.g. friction without normal force) */
-        } else if (l <= lo) {
-            v = fmax(0.0, -w);
-        } else if (l >= hi) {
-            v = fmax(0.0, w);
-        } else {
-            v = fabs(w);
-        }
-        worst = fmax(worst, v);
     }
     return worst;
 }
-
-/* Projected Gauss-Seidel sweeps from the multipliers already in cs->lambda. */
 /* One projected Gauss-Seidel update of row r; returns how far its multiplier moved. */
 static double pgs_row(fb_csys* cs, const lcp_rhs* q, int r) {
     const int nr = cs->nrow;
@@ -390,7 +750,6 @@ static double pgs_row(fb_csys* cs, const lcp_rhs* q, int r) {
  * and that take part in this solve, such as a tracking controller's acceleration rows. Returns
  * their number (into cs->blk_idx) and factors K over them into cs->blk_L; 0 when there are too
  * few to be worth it or the block is not positive definite. */
-#define BLOCK_MIN_ROWS 8
 static int block_rows(fb_csys* cs, const lcp_rhs* q) {
     const int nr = cs->nrow;
     int nb = 0;
@@ -415,48 +774,113 @@ static int block_rows(fb_csys* cs, const lcp_rhs* q) {
     return fb_chol_factor(cs->blk_L, nb) ? nb : 0;
 }
 
-/* The block's multipliers solved exactly with the other rows' held: the block's residuals
- * w_B = (K lambda + b - t)_B vanish after lambda_B -= K_BB^-1 w_B. Then clamped to their bounds;
- * returns how far they moved and sets *clamped. */
-static double block_step(fb_csys* cs, const lcp_rhs* q, int nb, bool* clamped) {
-    double* x = cs->blk_x;
+/* Passes of the block's active-set solve per sweep (each a Cholesky solve, and a new
+ * factorisation when the set of rows held at a bound changed). */
+#define BLOCK_ACTIVE_PASSES 8
+
+/* The block's rows not held at a bound into cs->blk_free; returns their count. */
+static int block_free_rows(fb_csys* cs, int nb) {
+    int nf = 0;
     for (int i = 0; i < nb; i++) {
-        x[i] = row_w(cs, q, cs->blk_idx[i]);
+        if (cs->blk_state[i] == 0) {
+            cs->blk_free[nf++] = i;
+        }
     }
-    fb_chol_solve(cs->blk_L, nb, x);
+    return nf;
+}
+
+/* The factor of K over the free rows: the whole block's (factored once per solve) when none is
+ * held, else K_FF factored anew when the held set changed since the last factorisation. NULL
+ * when K_FF is not positive definite (cannot happen for a positive definite block). */
+static const double* block_factor(fb_csys* cs, int nb, int nf) {
+    if (nf == nb) {
+        return cs->blk_L;
+    }
+    if (cs->blk_fver != cs->blk_ver) {
+        const int nr = cs->nrow;
+        for (int i = 0; i < nf; i++) {
+            const int ri = cs->blk_idx[cs->blk_free[i]];
+            for (int j = 0; j < nf; j++) {
+                cs->blk_F[i * nf + j] = cs->K[ri * nr + cs->blk_idx[cs->blk_free[j]]];
+            }
+        }
+        if (!fb_chol_factor(cs->blk_F, nf)) {
+            return NULL;
+        }
+        cs->blk_fver = cs->blk_ver;
+    }
+    return cs->blk_F;
+}
+
+/* The block's multipliers solved with the other rows' held, within their bounds, by an active
+ * set: the free rows' residuals w_F = (K lambda + b - t)_F vanish after lambda_F -= K_FF^-1 w_F;
+ * a row that leaves its bounds is held at the bound it crossed; a held row whose residual
+ * pulls it back inside is freed; repeated until the set settles (the box-constrained QP of
+ * the block, exact when it does). The held set carries over between sweeps. Returns how far
+ * the multipliers moved. */
+static double block_step(fb_csys* cs, const lcp_rhs* q, int nb) {
+    double* x = cs->blk_x;
     double moved = 0.0;
-    *clamped = false;
-    for (int i = 0; i < nb; i++) {
-        const int r = cs->blk_idx[i];
-        double lo, hi;
-        bounds(cs, r, &lo, &hi);
-        const double want = cs->lambda[r] - x[i];
-        const double l = fmin(hi, fmax(lo, want));
-        *clamped = *clamped || l != want;
-        moved = fmax(moved, fabs(l - cs->lambda[r]));
-        cs->lambda[r] = l;
+    for (int pass = 0; pass < BLOCK_ACTIVE_PASSES; pass++) {
+        const int nf = block_free_rows(cs, nb);
+        const double* L = nf > 0 ? block_factor(cs, nb, nf) : NULL;
+        bool changed = false;
+        if (L) {
+            for (int k = 0; k < nf; k++) {
+                x[k] = row_w(cs, q, cs->blk_idx[cs->blk_free[k]]);
+            }
+            fb_chol_solve(L, nf, x);
+            for (int k = 0; k < nf; k++) {
+                const int i = cs->blk_free[k], r = cs->blk_idx[i];
+                double lo, hi;
+                bounds(cs, r, &lo, &hi);
+                const double want = cs->lambda[r] - x[k];
+                const double l = fmin(hi, fmax(lo, want));
+                if (l != want) {
+                    cs->blk_state[i] = want < lo ? -1 : 1;
+                    changed = true;
+                }
+                moved = fmax(moved, fabs(l - cs->lambda[r]));
+                cs->lambda[r] = l;
+            }
+        }
+        for (int i = 0; i < nb; i++) {
+            const int st = cs->blk_state[i];
+            if (st != 0) {
+                const double w = row_w(cs, q, cs->blk_idx[i]);
+                if ((st < 0 && w < 0.0) || (st > 0 && w > 0.0)) {
+                    cs->blk_state[i] = 0; /* the residual pulls it back inside */
+                    changed = true;
+                }
+            }
+        }
+        if (!changed) {
+            break;
+        }
+        cs->blk_ver++;
     }
     return moved;
 }
 
 /* Projected Gauss-Seidel; when enough rows are joint rows with bounds around zero (a tracking
- * controller's), block Gauss-Seidel instead: those rows are solved together exactly (Cholesky
- * of their K block, factored once) and the other rows (contacts, friction, limits) one by one
- * between block solves. PGS alone converges slowly on the strong coupling of M^-1 between the
- * joints of one body; the block solve removes that coupling from the iteration. A block whose
- * solution hits a bound is clamped and then swept row by row until it settles. */
-static void pgs(fb_csys* cs, const lcp_rhs* q, const fb_pgs_opts* o) {
+ * controller's), block Gauss-Seidel instead: those rows are solved together (an active-set
+ * solve of their K block within their bounds, block_step) and the other rows (contacts,
+ * friction, limits) one by one between block solves. PGS alone converges slowly on the strong
+ * coupling of M^-1 between the joints of one body, and more slowly still once torque limits
+ * bind; the block solve removes that coupling from the iteration. */
+static void pgs_sweeps(fb_csys* cs, const lcp_rhs* q, const fb_pgs_opts* o) {
     const int nr = cs->nrow;
     const int nb = block_rows(cs, q);
+    for (int i = 0; i < nb; i++) {
+        cs->blk_state[i] = 0;
+    }
+    cs->blk_ver = 1;
+    cs->blk_fver = 0;
     int it = 0;
-    bool clamped = false;
     for (; it < o->max_iter; it++) {
-        double moved = 0.0;
-        if (nb > 0 && !clamped) {
-            moved = block_step(cs, q, nb, &clamped);
-        }
+        double moved = nb > 0 ? block_step(cs, q, nb) : 0.0;
         for (int r = 0, i = 0; r < nr; r++) {
-            if (nb > 0 && !clamped && i < nb && cs->blk_idx[i] == r) {
+            if (i < nb && cs->blk_idx[i] == r) {
                 i++;
                 continue;
             }
@@ -469,6 +893,807 @@ static void pgs(fb_csys* cs, const lcp_rhs* q, const fb_pgs_opts* o) {
     }
     cs->iterations = it;
     cs->residual = lcp_residual(cs, q);
+}
+
+/* ---- the joint-space solve ------------------------------------------------------------------
+ *
+ * A tracking controller pins every dof of its character with a dof row (its multiplier a
+ * joint torque within the torque limit), and the other rows (contacts, friction, limits) act
+ * on the same joints. Swept row by row, that system converges slowly (M^-1 couples the dofs of
+ * one body strongly), and not at all where a contact presses on a fully pinned character: the
+ * contact's row is then a combination of the dof rows, every sweep raises its multiplier by
+ * the same amount and the joints cancel it, until a torque limit is reached after hundreds of
+ * sweeps. Solved in joint space instead, with the articulation's M:
+ *
+ *   - each dof is free (its row holds: its acceleration changes by delta_k, the row's target
+ *     less its acceleration without multipliers) or clamped (its torque tau_k at a bound; a dof
+ *     without a row is clamped at 0). With e the change of the joint accelerations,
+ *     M e = tau + g, g = J_O^T lambda_O the other rows' generalised force: on the free dofs
+ *     e = delta; on the clamped ones (C) z = e - delta = M_CC^-1 (tau_C + g_C - u_C), u = M
+ *     delta; and the free torques follow, tau_F = u_F + M_FC z - g_F.
+ *   - the other rows see the articulation only through the clamped dofs: w_O = h + S lambda_O
+ *     with S = J_OC M_CC^-1 J_OC^T + K_OO without the articulation's share (what the rows do to
+ *     other articulations, a ball), h their w with lambda_O = 0.
+ *
+ * Which dofs and rows sit at a bound is found by principal pivoting (Cottle-Dantzig, box bounds
+ * as in Baraff, "Fast contact force computation for nonpenetrating rigid bodies", SIGGRAPH
+ * 1994): the dofs first with the other rows at zero (clamping every dof whose torque leaves its
+ * bounds and freeing every clamped dof whose acceleration is on the wrong side, until neither
+ * happens), then each other row driven in turn from zero toward w = 0 with the free rows and
+ * dofs following, each step stopped by the first event: the row reaches w = 0 (free) or a bound
+ * (done), a free dof's torque or a free row's multiplier reaches a bound (clamped), a clamped
+ * one's w reaches 0 (freed). A friction row at its bound is tied to its normal row,
+ * lambda_t = +-mu lambda_n (sliding), not held at a number, so normal and friction forces
+ * settle together (the free system is then not symmetric: LU). Everything is recomputed from
+ * the sets after each event with matrices of the clamped dofs' and the other rows' size only:
+ * a pivot costs O(nv |C|), not O(rows^2). */
+
+/* Pivots in a row that move nothing before the pivoting gives up (a cycle). */
+#define JS_MAX_STALLED 16
+
+enum { DOF_FREE = 0, DOF_LO, DOF_HI, DOF_FIXED };
+/* ROW_TLO, ROW_THI: a friction row at -mu lambda_n, +mu lambda_n */
+enum { ROW_UNSEEN = 0, ROW_DRIVEN, ROW_FREE, ROW_LO, ROW_HI, ROW_TLO, ROW_THI, ROW_OUT };
+
+typedef struct js_ctx {
+    fb_csys* cs;
+    const lcp_rhs* q;
+    js_scratch* s;
+    int a, n;        /* the articulation and its dofs */
+    const double* M; /* its M */
+    int no, nc, nfo; /* other rows, clamped dofs, free other rows */
+    double tol_w, tol_l;
+    int pivots, max_pivots;
+    bool c_dirty; /* the clamped dofs changed since js_factor */
+} js_ctx;
+
+/* The articulation the joint-space solve applies to: M made by the last build and its dof rows
+ * taking part on at least BLOCK_MIN_ROWS dofs, one row per dof; -1 if none. Sets s->rk. */
+static int js_art(fb_csys* cs, const lcp_rhs* q) {
+    js_scratch* s = cs->js;
+    for (int a = 0; a < cs->nart; a++) {
+        if (!cs->m_valid[a]) {
+            continue;
+        }
+        const int n = cs->m[a]->nv;
+        for (int k = 0; k < n; k++) {
+            s->rk[k] = -1;
+        }
+        int count = 0;
+        bool unique = true;
+        for (int r = 0; r < cs->nrow && unique; r++) {
+            const fb_row* row = &cs->row[r];
+            if (row->type == FB_ROW_DOF && row->art == a && !isinf(rhs_target(cs, q, r))) {
+                unique = s->rk[row->dof] < 0;
+                s->rk[row->dof] = r;
+                count++;
+            }
+        }
+        if (unique && count >= BLOCK_MIN_ROWS) {
+            return a;
+        }
+    }
+    return -1;
+}
+
+/* Whether other row i is a friction row tied to a normal row among the other rows. */
+static bool js_tied_friction(const js_scratch* s, int i) {
+    return s->nidx[i] >= 0;
+}
+
+/* The coefficient of a tied friction row: lambda_t = c lambda_n. */
+static double js_tie(const js_scratch* s, int i) {
+    return s->ostate[i] == ROW_THI ? s->mu[i] : -s->mu[i];
+}
+
+static bool js_is_tied(const js_scratch* s, int i) {
+    return s->ostate[i] == ROW_TLO || s->ostate[i] == ROW_THI;
+}
+
+/* The other rows, delta, u = M delta, J_O on the articulation, h's constant part, and K over the
+ * other rows without the articulation's share. False when there are too many other rows. */
+static bool js_setup(js_ctx* x, bool ties) {
+    fb_csys* cs = x->cs;
+    js_scratch* s = x->s;
+    const int n = x->n, nr = cs->nrow;
+    const lcp_rhs* q = x->q;
+    x->no = 0;
+    double scale = 1.0, lscale = 1.0;
+    for (int r = 0; r < nr; r++) {
+        const fb_row* row = &cs->row[r];
+        s->opos[r] = -1;
+        if (row->type == FB_ROW_DOF && row->art == x->a && s->rk[row->dof] == r) {
+            continue;
+        }
+        if (isinf(rhs_target(cs, q, r))) {
+            continue; /* left out of this solve */
+        }
+        if (x->no == JS_MAX_O) {
+            return false;
+        }
+        s->opos[r] = x->no;
+        s->oidx[x->no++] = r;
+        scale = fmax(scale, fabs(q->b[r] - rhs_target(cs, q, r)));
+    }
+    for (int i = 0; i < x->no; i++) {
+        const fb_row* row = &cs->row[s->oidx[i]];
+        s->nidx[i] = ties && row->friction_of >= 0 ? s->opos[row->friction_of] : -1;
+        s->mu[i] = row->mu;
+    }
+    for (int k = 0; k < n; k++) {
+        const int r = s->rk[k];
+        s->delta[k] = 0.0;
+        s->tau[k] = 0.0;
+        s->dstate[k] = DOF_FIXED;
+        if (r >= 0) {
+            s->delta[k] = rhs_target(cs, q, r) - q->b[r];
+            bounds(cs, r, &s->lo[k], &s->hi[k]);
+            s->dstate[k] = DOF_FREE;
+            scale = fmax(scale, fabs(s->delta[k]));
+            lscale = fmax(lscale, fmax(isfinite(s->lo[k]) ? fabs(s->lo[k]) : 0.0,
+                                       isfinite(s->hi[k]) ? fabs(s->hi[k]) : 0.0));
+        }
+    }
+    x->tol_w = 1e-11 * scale;
+    x->tol_l = 1e-11 * lscale;
+    if (cs->m_ready[x->a]) {
+        for (int i = 0; i < n; i++) {
+            const double* Mi = x->M + (size_t)i * (size_t)n;
+            double v = 0.0;
+            for (int j = 0; j < n; j++) {
+                v += Mi[j] * s->delta[j];
+            }
+            s->u[i] = v;
+        }
+    } else {
+        fb_inertia_mul(cs->m[x->a], cs->d[x->a], s->delta, s->u);
+    }
+    const int voff = cs->v_off[x->a];
+    for (int i = 0; i < x->no; i++) {
+        const int r = s->oidx[i];
+        double* Ji = s->Ja + (size_t)i * (size_t)n;
+        memset(Ji, 0, (size_t)n * sizeof(double));
+        for (int e = cs->jstart[r]; e < cs->jstart[r] + cs->jcount[r]; e++) {
+            if (cs->dof_art[cs->jidx[e]] == x->a) {
+                Ji[cs->jidx[e] - voff] += cs->jval[e];
+            }
+        }
+        double jd = q->b[r] - rhs_target(cs, q, r);
+        for (int k = 0; k < n; k++) {
+            jd += Ji[k] * s->delta[k];
+        }
+        s->jd[i] = jd;
+    }
+    /* K over the other rows without the articulation's share: what they do to the other
+     * articulations (a ball), from their columns there */
+    for (int i = 0; i < x->no; i++) {
+        const int r = s->oidx[i];
+        for (int i2 = 0; i2 <= i; i2++) {
+            const double* col = cs->dqdd + (size_t)s->oidx[i2] * (size_t)cs->nv_total;
+            double v = 0.0;
+            for (int e = cs->jstart[r]; e < cs->jstart[r] + cs->jcount[r]; e++) {
+                if (cs->dof_art[cs->jidx[e]] != x->a) {
+                    v += cs->jval[e] * col[cs->jidx[e]];
+                }
+            }
+            s->Koth[i * JS_MAX_O + i2] = s->Koth[i2 * JS_MAX_O + i] = v;
+        }
+    }
+    /* a row no force moves keeps its multiplier (as PGS does): out of the solve */
+    for (int i = 0; i < x->no; i++) {
+        const double* Ji = s->Ja + (size_t)i * (size_t)n;
+        s->touch[i] = 0;
+        for (int k = 0; k < n && !s->touch[i]; k++) {
+            s->touch[i] = Ji[k] != 0.0;
+        }
+        const bool moves = s->touch[i] || s->Koth[i * JS_MAX_O + i] > 0.0;
+        s->ostate[i] = moves ? ROW_UNSEEN : ROW_OUT;
+    }
+    for (int i = 0; i < x->no; i++) {
+        if (s->nidx[i] >= 0 && s->ostate[s->nidx[i]] == ROW_OUT) {
+            s->nidx[i] = -1; /* its normal is out: its bounds are fixed numbers */
+        }
+    }
+    return true;
+}
+
+/* When the clamped dofs changed: M_CC and its factor, Y = M_CC^-1 J_OC^T and S. Always: the
+ * matrix of the free rows, A = S_FF plus the tied friction rows' share in their normals'
+ * columns, and its LU factors. False when a factor fails. */
+static bool js_factor(js_ctx* x) {
+    js_scratch* s = x->s;
+    const int n = x->n;
+    if (x->c_dirty) {
+        x->c_dirty = false;
+        x->nc = 0;
+        for (int k = 0; k < n; k++) {
+            if (s->dstate[k] != DOF_FREE) {
+                s->cidx[x->nc++] = k;
+            }
+        }
+        const int nc = x->nc;
+        if (nc > 0) {
+            ensure_m(x->cs, x->a);
+        }
+        for (int r = 0; r < nc; r++) {
+            const double* Mr = x->M + (size_t)s->cidx[r] * (size_t)n;
+            for (int c = 0; c < nc; c++) {
+                s->Mcc[r * nc + c] = Mr[s->cidx[c]];
+            }
+        }
+        if (!fb_chol_factor(s->Mcc, nc)) {
+            return false;
+        }
+        for (int i = 0; i < x->no; i++) {
+            const double* Ji = s->Ja + (size_t)i * (size_t)n;
+            double* Yi = s->Y + (size_t)i * (size_t)n;
+            for (int c = 0; c < nc; c++) {
+                Yi[c] = Ji[s->cidx[c]];
+            }
+            if (s->touch[i]) {
+                fb_chol_solve(s->Mcc, nc, Yi);
+            }
+        }
+        for (int i = 0; i < x->no; i++) {
+            const double* Ji = s->Ja + (size_t)i * (size_t)n;
+            for (int i2 = 0; i2 <= i; i2++) {
+                const double* Y2 = s->Y + (size_t)i2 * (size_t)n;
+                double v = 0.0;
+                for (int c = 0; s->touch[i] && s->touch[i2] && c < nc; c++) {
+                    v += Ji[s->cidx[c]] * Y2[c];
+                }
+                s->S[i * JS_MAX_O + i2] = v + s->Koth[i * JS_MAX_O + i2];
+                s->S[i2 * JS_MAX_O + i] = v + s->Koth[i2 * JS_MAX_O + i];
+            }
+        }
+    }
+    x->nfo = 0;
+    for (int i = 0; i < x->no; i++) {
+        s->fpos[i] = -1;
+        if (s->ostate[i] == ROW_FREE) {
+            s->fpos[i] = x->nfo;
+            s->fo[x->nfo++] = i;
+        }
+    }
+    const int nf = x->nfo;
+    for (int r = 0; r < nf; r++) {
+        for (int c = 0; c < nf; c++) {
+            s->A[r * nf + c] = s->S[s->fo[r] * JS_MAX_O + s->fo[c]];
+        }
+    }
+    for (int t = 0; t < x->no; t++) {
+        const int c = js_is_tied(s, t) && js_tied_friction(s, t) ? s->fpos[s->nidx[t]] : -1;
+        if (c < 0) {
+            continue; /* not tied, or tied to a normal that is not free */
+        }
+        const double ct = js_tie(s, t);
+        for (int r = 0; r < nf; r++) {
+            s->A[r * nf + c] += ct * s->S[s->fo[r] * JS_MAX_O + t];
+        }
+    }
+    return fb_lu_factor(s->A, nf, s->piv);
+}
+
+/* The other rows' multipliers live in cs->lambda; this one's. */
+static double* js_lambda(js_ctx* x, int i) {
+    return &x->cs->lambda[x->s->oidx[i]];
+}
+
+/* Sets the tied friction rows' multipliers from their normals'. */
+static void js_set_tied(js_ctx* x) {
+    for (int t = 0; t < x->no; t++) {
+        if (js_is_tied(x->s, t) && js_tied_friction(x->s, t)) {
+            *js_lambda(x, t) = js_tie(x->s, t) * *js_lambda(x, x->s->nidx[t]);
+        }
+    }
+}
+
+/* Everything that follows from the sets and the fixed values: the free rows' multipliers (and
+ * the tied ones'), z, the free dofs' torques, and w of the other rows. */
+static void js_state(js_ctx* x) {
+    js_scratch* s = x->s;
+    const int n = x->n, nc = x->nc, no = x->no, nf = x->nfo;
+    for (int c = 0; c < nc; c++) {
+        s->z0[c] = s->tau[s->cidx[c]] - s->u[s->cidx[c]];
+    }
+    fb_chol_solve(s->Mcc, nc, s->z0);
+    for (int i = 0; i < no; i++) {
+        const double* Ji = s->Ja + (size_t)i * (size_t)n;
+        double h = s->jd[i];
+        for (int c = 0; s->touch[i] && c < nc; c++) {
+            h += Ji[s->cidx[c]] * s->z0[c];
+        }
+        s->h[i] = h;
+    }
+    /* the rows not free and not tied to a free normal hold their values */
+    for (int f = 0; f < nf; f++) {
+        *js_lambda(x, s->fo[f]) = 0.0;
+    }
+    js_set_tied(x);
+    for (int f = 0; f < nf; f++) {
+        const int i = s->fo[f];
+        double v = -s->h[i];
+        for (int i2 = 0; i2 < no; i2++) {
+            const bool moving = s->ostate[i2] == ROW_FREE ||
+                                (js_is_tied(s, i2) && js_tied_friction(s, i2) &&
+                                 s->ostate[s->nidx[i2]] == ROW_FREE);
+            if (!moving) {
+                v -= s->S[i * JS_MAX_O + i2] * *js_lambda(x, i2);
+            }
+        }
+        s->dl[f] = v;
+    }
+    fb_lu_solve(s->A, nf, s->piv, s->dl);
+    for (int f = 0; f < nf; f++) {
+        *js_lambda(x, s->fo[f]) = s->dl[f];
+    }
+    js_set_tied(x);
+    for (int c = 0; c < nc; c++) {
+        s->z[c] = s->z0[c];
+    }
+    for (int k = 0; k < n; k++) {
+        s->g[k] = 0.0;
+    }
+    for (int i = 0; i < no; i++) {
+        const double l = *js_lambda(x, i);
+        if (l == 0.0 || !s->touch[i]) {
+            continue;
+        }
+        const double* Yi = s->Y + (size_t)i * (size_t)n;
+        const double* Ji = s->Ja + (size_t)i * (size_t)n;
+        for (int c = 0; c < nc; c++) {
+            s->z[c] += Yi[c] * l;
+        }
+        for (int k = 0; k < n; k++) {
+            s->g[k] += Ji[k] * l;
+        }
+    }
+    for (int k = 0; k < n; k++) {
+        if (s->dstate[k] != DOF_FREE) {
+            continue;
+        }
+        const double* Mk = x->M + (size_t)k * (size_t)n;
+        double t = s->u[k] - s->g[k];
+        for (int c = 0; c < nc; c++) {
+            t += Mk[s->cidx[c]] * s->z[c];
+        }
+        s->tau[k] = t;
+    }
+    for (int i = 0; i < no; i++) {
+        double w = s->h[i];
+        for (int i2 = 0; i2 < no; i2++) {
+            w += s->S[i * JS_MAX_O + i2] * *js_lambda(x, i2);
+        }
+        s->w[i] = w;
+    }
+}
+
+/* Recomputes everything after a change of the sets; false when a factor fails. */
+static bool js_update(js_ctx* x) {
+    if (!js_factor(x)) {
+        return false;
+    }
+    js_state(x);
+    return true;
+}
+
+/* The dofs alone (other rows at zero), by block principal pivoting (Judice and Pires,
+ * "A block principal pivoting algorithm for large-scale strictly monotone linear
+ * complementarity problems", 1994): clamp every dof whose torque leaves its bounds and free
+ * every clamped dof whose acceleration is on the wrong side, until neither happens; when a
+ * round does not reduce the number of such dofs three times in a row, one dof per round (the
+ * first, Murty's rule), which terminates for the positive definite M. */
+static bool js_dofs(js_ctx* x) {
+    js_scratch* s = x->s;
+    int best = x->n + 1, worse = 0;
+    for (int round = 0; round < 4 * x->n + 64; round++) {
+        if (!js_update(x)) {
+            return false;
+        }
+        x->pivots++;
+        /* the infeasible dofs: free ones past a bound, clamped ones on the wrong side */
+        int bad = 0, first = -1;
+        for (int k = 0; k < x->n; k++) {
+            const bool over = s->dstate[k] == DOF_FREE &&
+                              (s->tau[k] < s->lo[k] - x->tol_l || s->tau[k] > s->hi[k] + x->tol_l);
+            bad += over;
+            first = (over && first < 0) ? k : first;
+        }
+        for (int c = 0; c < x->nc; c++) {
+            const int k = s->cidx[c];
+            const bool wrong = (s->dstate[k] == DOF_LO && s->z[c] < -x->tol_w) ||
+                               (s->dstate[k] == DOF_HI && s->z[c] > x->tol_w);
+            bad += wrong;
+            first = (wrong && (first < 0 || k < first)) ? k : first;
+        }
+        if (bad == 0) {
+            return true;
+        }
+        worse = bad < best ? 0 : worse + 1;
+        best = bad < best ? bad : best;
+        const bool one = worse >= 3;
+        for (int k = 0; k < x->n; k++) {
+            if (one && k != first) {
+                continue;
+            }
+            if (s->dstate[k] == DOF_FREE && s->tau[k] < s->lo[k] - x->tol_l) {
+                s->dstate[k] = DOF_LO;
+                s->tau[k] = s->lo[k];
+            } else if (s->dstate[k] == DOF_FREE && s->tau[k] > s->hi[k] + x->tol_l) {
+                s->dstate[k] = DOF_HI;
+                s->tau[k] = s->hi[k];
+            }
+        }
+        for (int c = 0; c < x->nc; c++) {
+            const int k = s->cidx[c];
+            if (one && k != first) {
+                continue;
+            }
+            if ((s->dstate[k] == DOF_LO && s->z[c] < -x->tol_w) ||
+                (s->dstate[k] == DOF_HI && s->z[c] > x->tol_w)) {
+                s->dstate[k] = DOF_FREE;
+            }
+        }
+        x->c_dirty = true;
+    }
+    return false;
+}
+
+/* The step t at which lambda + t dl reaches the bound of row i moving that way: box bounds, or
+ * +-mu (lambda_n + t dl_n) for a friction row whose normal is among the other rows. Sets *up to
+ * the side reached. */
+static double js_bound_step(const js_ctx* x, int i, double l, double dl, bool* up) {
+    const js_scratch* s = x->s;
+    if (js_tied_friction(s, i)) {
+        const int nn = s->nidx[i];
+        const double ln = *js_lambda((js_ctx*)x, nn), dn = s->dl[nn], mu = s->mu[i];
+        const double du = dl - mu * dn; /* the gap to the upper bound closes at -du */
+        const double dd = dl + mu * dn; /* to the lower at dd */
+        double t = INFINITY;
+        if (du > 0.0) {
+            t = fmax(0.0, mu * ln - l) / du;
+            *up = true;
+        }
+        if (dd < 0.0) {
+            const double tl = fmax(0.0, l + mu * ln) / -dd;
+            if (tl < t) {
+                t = tl;
+                *up = false;
+            }
+        }
+        return t;
+    }
+    if (dl > 0.0) {
+        *up = true;
+        return fmax(0.0, s->ohi[i] - l) / dl;
+    }
+    if (dl < 0.0) {
+        *up = false;
+        return fmax(0.0, l - s->olo[i]) / -dl;
+    }
+    return INFINITY;
+}
+
+/* Drives other row d from zero until it is complementary. */
+static bool js_drive(js_ctx* x, int d) {
+    fb_csys* cs = x->cs;
+    js_scratch* s = x->s;
+    const int n = x->n, no = x->no;
+    double lo, hi;
+    bounds(cs, s->oidx[d], &lo, &hi); /* a friction row's from its normal as it is now */
+    if (lo > 0.0 || hi < 0.0) {
+        return false;
+    }
+    s->olo[d] = lo;
+    s->ohi[d] = hi;
+    /* lambda_d is 0 and w_d current since the last update: nothing to recompute yet */
+    s->ostate[d] = ROW_DRIVEN;
+    int stalled = 0; /* pivots in a row that moved nothing: a cycle, past a few */
+    for (;;) {
+        const double ld = *js_lambda(x, d), wd = s->w[d];
+        const bool tied = js_tied_friction(s, d);
+        const double lim = tied ? s->mu[d] * fmax(0.0, *js_lambda(x, s->nidx[d])) : 0.0;
+        const bool at_lo = tied ? ld <= -lim : ld <= lo;
+        const bool at_hi = tied ? ld >= lim : ld >= hi;
+        if (at_lo && wd >= -x->tol_w) {
+            s->ostate[d] = tied ? ROW_TLO : ROW_LO;
+            return !tied || js_update(x);
+        }
+        if (at_hi && wd <= x->tol_w) {
+            s->ostate[d] = tied ? ROW_THI : ROW_HI;
+            return !tied || js_update(x);
+        }
+        if (fabs(wd) <= x->tol_w) {
+            s->ostate[d] = ROW_FREE;
+            return js_update(x);
+        }
+        if (++x->pivots > x->max_pivots) {
+            return false;
+        }
+        const double dir = wd < 0.0 ? 1.0 : -1.0;
+        /* the direction: dlambda_d = dir (its tied rows follow), the free rows keep w = 0 */
+        const int nf = x->nfo, nc = x->nc;
+        double* dl = s->dl; /* over the other rows */
+        for (int i = 0; i < no; i++) {
+            dl[i] = 0.0;
+        }
+        dl[d] = dir;
+        for (int t = 0; t < no; t++) {
+            if (js_is_tied(s, t) && js_tied_friction(s, t) && s->nidx[t] == d) {
+                dl[t] = js_tie(s, t) * dir;
+            }
+        }
+        double* y = s->dw; /* scratch for the free rows' solve */
+        for (int f = 0; f < nf; f++) {
+            double v = 0.0;
+            for (int i = 0; i < no; i++) {
+                v -= s->S[s->fo[f] * JS_MAX_O + i] * dl[i];
+            }
+            y[f] = v;
+        }
+        fb_lu_solve(s->A, nf, s->piv, y);
+        for (int f = 0; f < nf; f++) {
+            dl[s->fo[f]] = y[f];
+        }
+        for (int t = 0; t < no; t++) {
+            if (js_is_tied(s, t) && js_tied_friction(s, t) &&
+                s->ostate[s->nidx[t]] == ROW_FREE) {
+                dl[t] = js_tie(s, t) * dl[s->nidx[t]];
+            }
+        }
+        for (int c = 0; c < nc; c++) {
+            s->dz[c] = 0.0;
+        }
+        for (int k = 0; k < n; k++) {
+            s->g[k] = 0.0; /* here: the change of g */
+        }
+        for (int i = 0; i < no; i++) {
+            if (dl[i] == 0.0 || !s->touch[i]) {
+                continue;
+            }
+            const double* Yi = s->Y + (size_t)i * (size_t)n;
+            const double* Ji = s->Ja + (size_t)i * (size_t)n;
+            for (int c = 0; c < nc; c++) {
+                s->dz[c] += Yi[c] * dl[i];
+            }
+            for (int k = 0; k < n; k++) {
+                s->g[k] += Ji[k] * dl[i];
+            }
+        }
+        double* dw = s->dw;
+        for (int i = 0; i < no; i++) {
+            double v = 0.0;
+            for (int i2 = 0; i2 < no; i2++) {
+                v += s->S[i * JS_MAX_O + i2] * dl[i2];
+            }
+            dw[i] = v;
+        }
+        /* the step to the first event */
+        double t = INFINITY, dt_who = 0.0;
+        bool up_who = false;
+        int event = 0, who = -1; /* 1 d free, 2 d at a bound, 3 a free row at a bound, 4 a
+                                    clamped row frees, 5 a free dof clamps, 6 a clamped dof
+                                    frees */
+        if (dw[d] * wd < 0.0) {
+            t = -wd / dw[d];
+            event = 1;
+        }
+        bool up = false;
+        const double td = js_bound_step(x, d, ld, dir, &up);
+        if (td < t) {
+            t = td;
+            event = 2;
+            up_who = up;
+        }
+        for (int i = 0; i < no; i++) {
+            const int st = s->ostate[i];
+            double tt = INFINITY;
+            int ev = 0;
+            if (st == ROW_FREE) {
+                tt = js_bound_step(x, i, *js_lambda(x, i), dl[i], &up);
+                ev = 3;
+            } else if (((st == ROW_LO || st == ROW_TLO) && dw[i] < 0.0) ||
+                       ((st == ROW_HI || st == ROW_THI) && dw[i] > 0.0)) {
+                tt = -s->w[i] / dw[i];
+                ev = 4;
+            }
+            if (tt < t) {
+                t = tt;
+                event = ev;
+                who = i;
+                up_who = up;
+            }
+        }
+        for (int k = 0; k < n; k++) {
+            if (s->dstate[k] != DOF_FREE) {
+                continue;
+            }
+            const double* Mk = x->M + (size_t)k * (size_t)n;
+            double dt = -s->g[k];
+            for (int c = 0; c < nc; c++) {
+                dt += Mk[s->cidx[c]] * s->dz[c];
+            }
+            double tt = INFINITY;
+            if (dt > 0.0) {
+                tt = (s->hi[k] - s->tau[k]) / dt;
+            } else if (dt < 0.0) {
+                tt = (s->lo[k] - s->tau[k]) / dt;
+            }
+            if (tt < t) {
+                t = tt;
+                event = 5;
+                who = k;
+                dt_who = dt;
+            }
+        }
+        for (int c = 0; c < nc; c++) {
+            const int k = s->cidx[c];
+            if ((s->dstate[k] == DOF_LO && s->dz[c] < 0.0) ||
+                (s->dstate[k] == DOF_HI && s->dz[c] > 0.0)) {
+                const double tt = -s->z[c] / s->dz[c];
+                if (tt < t) {
+                    t = tt;
+                    event = 6;
+                    who = k;
+                }
+            }
+        }
+        if (!isfinite(t)) {
+            return false; /* nothing limits the step */
+        }
+        t = fmax(t, 0.0);
+        stalled = t > 0.0 ? 0 : stalled + 1;
+        if (stalled > JS_MAX_STALLED) {
+            return false;
+        }
+        /* the step: the driven row moves; the free and tied rows follow (recomputed below) */
+        *js_lambda(x, d) = ld + dir * t;
+        if (event == 1) {
+            s->ostate[d] = ROW_FREE;
+        } else if (event == 2) {
+            if (tied) {
+                s->ostate[d] = up_who ? ROW_THI : ROW_TLO;
+            } else {
+                *js_lambda(x, d) = dir > 0.0 ? hi : lo;
+                s->ostate[d] = dir > 0.0 ? ROW_HI : ROW_LO;
+            }
+        } else if (event == 3) {
+            if (js_tied_friction(s, who)) {
+                s->ostate[who] = up_who ? ROW_THI : ROW_TLO;
+            } else {
+                *js_lambda(x, who) = up_who ? s->ohi[who] : s->olo[who];
+                s->ostate[who] = up_who ? ROW_HI : ROW_LO;
+            }
+        } else if (event == 4) {
+            s->ostate[who] = ROW_FREE;
+        } else if (event == 5) {
+            const bool upd = dt_who > 0.0;
+            s->tau[who] = upd ? s->hi[who] : s->lo[who];
+            s->dstate[who] = upd ? DOF_HI : DOF_LO;
+            x->c_dirty = true;
+        } else {
+            s->dstate[who] = DOF_FREE;
+            x->c_dirty = true;
+        }
+        if (!js_update(x)) {
+            return false;
+        }
+        if (event == 1 || event == 2) {
+            return true;
+        }
+    }
+}
+
+/* The joint-space solve of articulation a, friction rows at a bound tied to their normals
+ * (ties) or held at the bound their normal gave when they were driven; false when it gives up
+ * (a cycle: with ties the matrix is not symmetric and pivoting can cycle; an unbounded
+ * direction). */
+static bool js_solve(fb_csys* cs, const lcp_rhs* q, int a, bool ties) {
+    js_scratch* s = cs->js;
+    js_ctx x = {.cs = cs, .q = q, .s = s, .a = a, .n = cs->m[a]->nv,
+                .M = cs->M + cs->m_off[a]};
+    for (int r = 0; r < cs->nrow; r++) {
+        for (int e = cs->jstart[r]; cs->unformed[r] && e < cs->jstart[r] + cs->jcount[r]; e++) {
+            const int k = cs->dof_art[cs->jidx[e]];
+            if (k != a && cs->lazy[k]) {
+                return false; /* another articulation left out: sweep instead */
+            }
+        }
+    }
+    if (!js_setup(&x, ties)) {
+        return false;
+    }
+    x.max_pivots = 8 * (x.n + x.no) + 32;
+    /* the dofs with every other row at zero, then each other row in turn */
+    for (int i = 0; i < x.no; i++) {
+        if (s->ostate[i] != ROW_OUT) {
+            *js_lambda(&x, i) = 0.0;
+        }
+    }
+    x.c_dirty = true;
+    if (!js_dofs(&x)) {
+        return false;
+    }
+    /* the rows without friction first (normals, limits, rows on other articulations), then
+     * the friction rows, so that every normal force is there when its friction is driven */
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < x.no; i++) {
+            const bool friction = cs->row[s->oidx[i]].friction_of >= 0;
+            if (friction == (pass == 1) && s->ostate[i] != ROW_OUT && !js_drive(&x, i)) {
+                return false;
+            }
+        }
+    }
+    /* held at bounds from their normals when driven, friction rows may lie outside the cone
+     * of the final normals: held at its edge instead, the free rows following */
+    for (int round = 0; !ties && round < 4; round++) {
+        bool moved = false;
+        for (int i = 0; i < x.no; i++) {
+            const fb_row* row = &cs->row[s->oidx[i]];
+            if (row->friction_of < 0 || s->ostate[i] == ROW_OUT) {
+                continue;
+            }
+            const double lim = row->mu * fmax(0.0, cs->lambda[row->friction_of]);
+            double* l = js_lambda(&x, i);
+            if (fabs(*l) > lim + x.tol_l) {
+                *l = *l > 0.0 ? lim : -lim;
+                s->ostate[i] = *l > 0.0 ? ROW_HI : ROW_LO;
+                moved = true;
+            }
+        }
+        if (!moved || !js_update(&x)) {
+            break;
+        }
+    }
+    /* the multipliers of the dof rows, the joint accelerations, the residual */
+    double* e = cs->e + cs->v_off[a];
+    for (int k = 0; k < x.n; k++) {
+        e[k] = s->delta[k];
+        if (s->rk[k] >= 0) {
+            cs->lambda[s->rk[k]] = s->tau[k];
+        }
+    }
+    for (int c = 0; c < x.nc; c++) {
+        e[s->cidx[c]] += s->z[c];
+    }
+    cs->e_valid[a] = true;
+    double worst = 0.0;
+    for (int k = 0; k < x.n; k++) {
+        if (s->rk[k] >= 0) {
+            worst = fmax(worst, lcp_violation(cs, s->rk[k], e[k] - s->delta[k]));
+        }
+    }
+    for (int i = 0; i < x.no; i++) {
+        worst = fmax(worst, lcp_violation(cs, s->oidx[i], s->w[i]));
+    }
+    cs->iterations = x.pivots;
+    cs->residual = worst;
+    return true;
+}
+
+/* The solve: in joint space where it applies, else projected Gauss-Seidel (forming the entries
+ * of K the build left out first). */
+static void pgs(fb_csys* cs, const lcp_rhs* q, const fb_pgs_opts* o) {
+    memset(cs->e_valid, 0, sizeof cs->e_valid);
+    const int a = js_art(cs, q);
+    if (a >= 0) {
+        memcpy(cs->blk_x, cs->lambda, (size_t)cs->nrow * sizeof(double));
+        for (int ties = 1; ties >= 0; ties--) {
+            if (js_solve(cs, q, a, ties)) {
+                return;
+            }
+            memcpy(cs->lambda, cs->blk_x, (size_t)cs->nrow * sizeof(double));
+            memset(cs->e_valid, 0, sizeof cs->e_valid);
+        }
+    }
+    bool need = false;
+    for (int r = 0; r < cs->nrow; r++) {
+        need = need || (cs->unformed[r] && !isinf(rhs_target(cs, q, r)));
+    }
+    if (need) {
+        form_needed(cs, q->t);
+    }
+    pgs_sweeps(cs, q, o);
 }
 
 void fb_csys_solve(fb_csys* cs, const fb_pgs_opts* opts) {
@@ -489,15 +1714,26 @@ void fb_csys_solve(fb_csys* cs, const fb_pgs_opts* opts) {
     }
 }
 
-/* Adds sum_c lambda_c dqdd_c to x(k) of every articulation k (its qdd or its qd). */
+/* Adds sum_c lambda_c dqdd_c to x(k) of every articulation k (its qdd or its qd); for one the
+ * joint-space solve handled, its joint accelerations' change e instead. */
 static void add_responses(fb_csys* cs, bool to_velocity) {
     for (int k = 0; k < cs->nart; k++) {
         const int nv = cs->m[k]->nv;
         double* x = to_velocity ? cs->d[k]->qd : cs->d[k]->qdd;
+        if (cs->e_valid[k]) {
+            const double* e = cs->e + cs->v_off[k];
+            for (int j = 0; j < nv; j++) {
+                x[j] += e[j];
+            }
+            continue;
+        }
         for (int c = 0; c < cs->nrow; c++) {
             const double l = cs->lambda[c];
+            if (l == 0.0 || cs->unformed[c] == 2) {
+                continue; /* a row without a column: only on an articulation solved apart */
+            }
             const double* col = cs->dqdd + (size_t)c * (size_t)cs->nv_total + cs->v_off[k];
-            for (int j = 0; l != 0.0 && j < nv; j++) {
+            for (int j = 0; j < nv; j++) {
                 x[j] += l * col[j];
             }
         }

@@ -45,6 +45,59 @@ void fb_chol_solve(const double* L, int n, double* b) {
     }
 }
 
+bool fb_lu_factor(double* A, int n, int* piv) {
+    for (int k = 0; k < n; k++) {
+        int p = k;
+        for (int i = k + 1; i < n; i++) {
+            if (fabs(A[i * n + k]) > fabs(A[p * n + k])) {
+                p = i;
+            }
+        }
+        piv[k] = p;
+        if (p != k) {
+            for (int j = 0; j < n; j++) {
+                const double t = A[k * n + j];
+                A[k * n + j] = A[p * n + j];
+                A[p * n + j] = t;
+            }
+        }
+        const double d = A[k * n + k];
+        if (d == 0.0 || !isfinite(d)) {
+            return false;
+        }
+        for (int i = k + 1; i < n; i++) {
+            const double l = A[i * n + k] / d;
+            A[i * n + k] = l;
+            for (int j = k + 1; j < n; j++) {
+                A[i * n + j] -= l * A[k * n + j];
+            }
+        }
+    }
+    return true;
+}
+
+void fb_lu_solve(const double* LU, int n, const int* piv, double* b) {
+    for (int k = 0; k < n; k++) {
+        const double t = b[k];
+        b[k] = b[piv[k]];
+        b[piv[k]] = t;
+    }
+    for (int i = 0; i < n; i++) {
+        double s = b[i];
+        for (int k = 0; k < i; k++) {
+            s -= LU[i * n + k] * b[k];
+        }
+        b[i] = s;
+    }
+    for (int i = n - 1; i >= 0; i--) {
+        double s = b[i];
+        for (int k = i + 1; k < n; k++) {
+            s -= LU[i * n + k] * b[k];
+        }
+        b[i] = s / LU[i * n + i];
+    }
+}
+
 bool fb_spd3_inverse(const double* A, double* Ainv) {
     const double a = A[0], b = A[1], c = A[2], e = A[4], f = A[5], i = A[8];
     /* cofactors of the symmetric matrix [a b c; b e f; c f i] */

@@ -54,6 +54,11 @@ struct fb_world {
     double* vtarget; /* (rows) impulse targets */
     double* depth;   /* (rows) overlap of unilateral rows; NAN for the others */
     double* rest;    /* (rows) restitution of unilateral rows */
+    int nrow_own;    /* rows of the last substep added by the world (contacts, limits) */
+    /* linear impulse (N s, world) on articulation a from articulation b (index nart: the
+     * ground) through contact rows: over the substep in progress, and over the last step */
+    fb_v3 imp_sub[FB_CSYS_MAX_ART + 1][FB_CSYS_MAX_ART + 1];
+    fb_v3 imp_step[FB_CSYS_MAX_ART + 1][FB_CSYS_MAX_ART + 1];
     double time;
     fb_world_hook hook;
     void* user;
@@ -206,6 +211,10 @@ fb_world* fb_world_create(int nart, const fb_model* const* m, const fb_world_opt
         layout(w, w->block, max_rows);
         w->cs = fb_csys_create(nart, m, w->d, max_rows, &a, err);
         ok = w->cs != NULL;
+        if (ok) {
+            /* a tracking controller's dof rows are solved with M, not formed in K */
+            fb_csys_set_k_method(w->cs, FB_K_JOINT_SPACE);
+        }
     } else if (!w->block) {
         fb_fail(err, FB_ENOMEM, "fb_world_create: out of memory");
     }
@@ -386,6 +395,14 @@ double fb_world_contact_force(const fb_world* w, int k) {
         return 0.0;
     }
     return w->cs->lambda[w->con_row[k]];
+}
+
+fb_v3 fb_world_pair_impulse(const fb_world* w, int art_a, int art_b) {
+    const int b = art_b < 0 ? w->nart : art_b;
+    if (art_a < 0 || art_a >= w->nart || b > w->nart) {
+        return fb_v3_zero();
+    }
+    return w->imp_step[art_a][b];
 }
 
 const fb_csys* fb_world_csys(const fb_world* w) {
@@ -613,6 +630,24 @@ static fb_status run_aba(fb_world* w, double h, fb_error* err) {
     return FB_OK;
 }
 
+/* Adds scale times the multipliers of the world's point rows (contacts) to the impulses
+ * between the articulations they join: lambda n on art, -lambda n on art_b. */
+static void add_pair_impulses(fb_world* w, double scale) {
+    const fb_csys* cs = w->cs;
+    for (int r = 0; r < w->nrow_own; r++) {
+        const fb_row* row = &cs->row[r];
+        if (row->type != FB_ROW_POINT || cs->lambda[r] == 0.0) {
+            continue;
+        }
+        const fb_v3 f = fb_v3_scale(row->n, scale * cs->lambda[r]);
+        const int b = row->art_b < 0 ? w->nart : row->art_b;
+        w->imp_sub[row->art][b] = fb_v3_add(w->imp_sub[row->art][b], f);
+        if (row->art_b >= 0) {
+            w->imp_sub[b][row->art] = fb_v3_sub(w->imp_sub[b][row->art], f);
+        }
+    }
+}
+
 /* Impulses for rows that approach [Kokkevis §5]: unilateral rows aim at -e v (0 below the
  * bounce speed), friction rows at no slip; the caller's rows take no impulse. Returns whether
  * an impact was resolved (velocities changed). */
@@ -639,6 +674,7 @@ static bool impacts(fb_world* w) {
     fb_pgs_opts o = w->o.pgs;
     o.warm = false;
     fb_csys_impulse(cs, w->vrow, w->vtarget, &o);
+    add_pair_impulses(w, 1.0);
     w->st.impacts++;
     return true;
 }
@@ -668,6 +704,8 @@ static fb_status substep(fb_world* w, double h, fb_error* err) {
         s = for_each_limit(w, add_limit_row, NULL, err);
     }
     const int n_own = cs->nrow;
+    w->nrow_own = n_own;
+    memset(w->imp_sub, 0, sizeof w->imp_sub);
     if (s == FB_OK && w->hook) {
         s = w->hook(w->user, w, FB_HOOK_ROWS, w->time, h, cs, err);
     }
@@ -713,6 +751,7 @@ static fb_status substep(fb_world* w, double h, fb_error* err) {
     }
     fb_csys_solve(cs, &w->o.pgs);
     fb_csys_apply(cs);
+    add_pair_impulses(w, h);
     t1 = now_s();
     w->st.t_solve += t1 - t0;
 
@@ -789,6 +828,7 @@ fb_status fb_world_step(fb_world* w, fb_error* err) {
     }
     const double dt = w->o.dt;
     const double t_end = w->time + dt;
+    memset(w->imp_step, 0, sizeof w->imp_step);
     double h = dt;
     int halvings = 0;
     while (s == FB_OK && w->time < t_end - 1e-9 * dt) {
@@ -832,6 +872,11 @@ fb_status fb_world_step(fb_world* w, fb_error* err) {
             break;
         }
         /* accept: the contacts at the new state are those of the next substep */
+        for (int a = 0; a <= w->nart; a++) {
+            for (int b = 0; b <= w->nart; b++) {
+                w->imp_step[a][b] = fb_v3_add(w->imp_step[a][b], w->imp_sub[a][b]);
+            }
+        }
         fb_contact* tmp = w->con;
         w->con = w->con_next;
         w->con_next = tmp;

@@ -26,11 +26,14 @@ fb_status fb_json_read(const char* path, const char* what, size_t max_bytes, cJS
                        max_bytes / 1024);
     }
     text[n] = '\0';
-    *root = cJSON_ParseWithLength(text, n);
+    /* where parsing stopped comes back through `at`, not cJSON_GetErrorPtr(): that one is a
+     * process-wide variable every parse writes, which threads (featherbone batch) would race
+     * on */
+    const char* at = NULL;
+    *root = cJSON_ParseWithLengthOpts(text, n, &at, 0);
     fb_status s = FB_OK;
     if (!*root) {
-        /* cJSON points at where parsing stopped: turn it into a line number */
-        const char* at = cJSON_GetErrorPtr();
+        /* turn where parsing stopped into a line number */
         int line = 1;
         for (const char* p = text; at && p < at && p < text + n; p++) {
             line += (*p == '\n');

@@ -37,6 +37,10 @@ extern "C" {
 typedef struct fb_fit_opts {
     int half_window; /* clip frames either side; 0 with degree 0 = chosen per joint (default) */
     int degree;      /* polynomial degree, 2 <= degree <= 2 half_window */
+    bool keep_glitches; /* true: fit the samples as given; false (default): first repair
+                           capture glitches, runs of 1-3 frames (up to 4 at the clip's ends)
+                           where a joint leaves the curve through the frames around them and
+                           comes back (docs/CONTROL.md) */
 } fb_fit_opts;
 
 FB_API fb_fit_opts fb_default_fit_opts(void);
@@ -60,18 +64,27 @@ typedef struct fb_ref {
     double* a_step; /* (nframe x nv) */
     int* fit_half_window; /* (nbody) the fit each joint got */
     int* fit_degree;      /* (nbody) */
+    /* The glitch repair (fb_fit_opts.keep_glitches): samples replaced per joint, their sum,
+     * and one line per repaired joint naming its frames and how far they were off. */
+    int* repaired;        /* (nbody) */
+    int nrepaired;
+    int nwarn;                                     /* lines issued (may exceed the stored) */
+    char warn[FB_CLIP_MAX_WARN][FB_CLIP_WARN_LEN]; /* the first FB_CLIP_MAX_WARN */
     fb_allocator alloc;
 } fb_ref;
 
 /* The reference of a model from `nsample` samples of q (nsample x nq) taken every sample_dt
  * seconds, at `rate` frames per second (0 = the samples' own rate). Scalar joints must be
- * unwrapped already (fb_motion_from_clip does that). Joint damping enters psi as RNEA
- * computes it. FB_EINVAL for bad arguments (named), FB_ENOMEM. */
+ * unwrapped already (fb_motion_from_clip does that). Capture glitches are repaired on a copy
+ * of the samples first unless opts->keep_glitches (the reference's repaired, nrepaired and
+ * warn say what was changed; warnings number the samples from 0). Joint damping enters psi
+ * as RNEA computes it. FB_EINVAL for bad arguments (named), FB_ENOMEM. */
 FB_API fb_ref* fb_ref_create(const fb_model* m, int nsample, double sample_dt, const double* q,
                              double rate, const fb_fit_opts* opts, const fb_allocator* alloc,
                              fb_error* err);
 
-/* The same from a clip and its character (the clip's frames first..last-1; last 0 = end). */
+/* The same from a clip and its character (the clip's frames first..last-1; last 0 = end);
+ * warnings number the clip's frames. */
 FB_API fb_ref* fb_ref_from_clip(const fb_clip* clip, const fb_character* ch, double rate,
                                 int first, int last, const fb_fit_opts* opts, fb_error* err);
 
@@ -155,7 +168,8 @@ typedef struct fb_gains_rule {
 
 typedef struct fb_root_gains {
     fb_root_mode mode;
-    double settle_time;   /* s: how the root converges on the clip (kinematic rows, assisted PD) */
+    double settle_time;   /* s: how the assisted root's wrench brings it back to the clip (a
+                             kinematic root's rows follow the clip with a fixed stiff one) */
     double damping_ratio;
     double max_force;     /* assisted: cap on the helping force (N) */
     double max_torque;    /* assisted: cap on the helping torque (N m) */
@@ -176,10 +190,13 @@ typedef struct fb_gains {
 FB_API fb_gains fb_default_gains(void);
 
 /* A good starting file for a character and its clip (what `featherbone gains init` writes):
- * per joint, stiffness and damping from the joint's effective inertia 1/(M^-1)_jj at the
- * clip's first frame (root held) for a 5 Hz critically damped response, Cline's ks, kd so that
- * at the joint's RMS feedforward torque they give the same, torque limits at three times the
- * largest feedforward torque (at least 10 N m), and one exact-name rule per joint. */
+ * per joint, stiffness and damping from the inertia it moves with every other joint held
+ * (M's diagonal at the clip's first frame, root held) for a 5 Hz critically damped response,
+ * Cline's ks, kd so that at the joint's RMS feedforward torque they give the same, torque
+ * limits at three times the largest feedforward torque, at least 10 N m and, for joints that
+ * carry the body, at least its weight at the joint's reach (the others get a softer settle
+ * time); the assisted root's caps from the body's weight; one exact-name rule per joint
+ * (docs/CONTROL.md). */
 FB_API fb_status fb_gains_init(const fb_model* m, const fb_ref* ref, fb_gains* g,
                                fb_error* err);
 

@@ -12,6 +12,7 @@
 #include "featherbone/dynamics.h"
 #include "control/inertia.h"
 #include "math/dense.h"
+#include "math/vec3.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/json_file.h"
@@ -24,10 +25,27 @@
 /* gains init: response of each joint (rad/s, 5 Hz) and damping ratio. */
 #define INIT_OMEGA (2.0 * 3.14159265358979323846 * 5.0)
 #define INIT_ZETA 1.0
-/* gains init: Cline's minimum gains as a fraction of the joint's own; torque limit. */
+/* gains init: Cline's minimum gains as a fraction of the joint's own; torque limit: a
+ * multiple of the joint's largest feedforward torque, at least the whole body's weight at the
+ * joint's reach (times INIT_SUPPORT_FACTOR), and at least a floor (N m). */
 #define INIT_MIN_FRACTION 0.3
 #define INIT_LIMIT_FACTOR 3.0
+#define INIT_SUPPORT_FACTOR 1.0
 #define INIT_LIMIT_FLOOR 10.0
+/* gains init, assisted root: the caps on the helping force, a fraction of the body's weight,
+ * and torque, that force at a lever of INIT_ASSIST_LEVER (m). Measured on 131_01 and 131_03
+ * at 200, 240 and 300 Hz from three starting frames (docs/CONTROL.md): 400 N / 200 N m let the
+ * 82 kg CMU character fall during 131_01's kneel; 0.6 of its weight fell in 6 of the 18 runs;
+ * three quarters kept its root within 8 cm of the clip's in all 18, with about the same help
+ * used on average (the weaker caps saturate more). */
+#define INIT_ASSIST_FRACTION 0.75
+#define INIT_ASSIST_LEVER 0.5
+/* gains init: settle time of the joints that do not carry the body (arms, spine, neck: no
+ * body below them comes within INIT_GROUND_REACH of the ground in the clip). Softer than the
+ * legs' (the defaults' 0.1 s): a ball on the forearm visibly moves it, as it would a person's,
+ * and the feedforward still tracks the clip exactly when nothing hits. */
+#define INIT_FREE_SETTLE 0.3
+#define INIT_GROUND_REACH 0.15
 /* Accepted ranges. */
 #define RATE_MIN 30.0
 #define RATE_MAX 10000.0
@@ -50,7 +68,7 @@ fb_gains fb_default_gains(void) {
     g.rate = 240.0;
     g.controller = FB_CTRL_ACCEL;
     g.pd_form = FB_PD_CLINE;
-    g.root = (fb_root_gains){.mode = FB_ROOT_KINEMATIC, .settle_time = 0.05,
+    g.root = (fb_root_gains){.mode = FB_ROOT_KINEMATIC, .settle_time = 0.3,
                              .damping_ratio = 1.0, .max_force = 400.0, .max_torque = 200.0};
     g.defaults = (fb_joint_gains){.ks = 5.0, .kd = 0.5, .kp = 50.0, .kv = 5.0,
                                   .settle_time = 0.1, .damping_ratio = 1.0,
@@ -262,31 +280,107 @@ done:
     return s;
 }
 
-static int cmp_double(const void* a, const void* b) {
-    const double x = *(const double*)a, y = *(const double*)b;
-    return (x > y) - (x < y);
+/* The inertia each joint moves when every other joint holds still (the subtree turning
+ * rigidly about it, the root held): M's diagonal at q, averaged over the joint's dofs (nbody;
+ * 0 for the world, fixed joints and a floating root). This, not the smaller 1/(M^-1)_jj of a
+ * joint whose neighbours are limp, is what a tracking controller that holds every joint
+ * stiff sees; it also puts each joint's stiffness well above the toppling stiffness m g l of
+ * the subtree it carries (1/(M^-1)_jj at 5 Hz left the neck at a third of it). */
+static fb_status locked_inertia(const fb_model* m, const double* q, double* inertia,
+                                fb_error* err) {
+    fb_data* d = fb_data_create(m, NULL, err);
+    if (!d) {
+        return fb_fail(err, FB_ENOMEM, "gains init: out of memory");
+    }
+    memcpy(d->q, q, (size_t)m->nq * sizeof(double));
+    fb_crba(m, d);
+    for (int b = 0; b < m->nbody; b++) {
+        inertia[b] = 0.0;
+        if (b == 0 || m->jnv[b] == 0 || m->jtype[b] == FB_JOINT_FLOATING) {
+            continue;
+        }
+        for (int k = 0; k < m->jnv[b]; k++) {
+            const size_t j = (size_t)(m->v_adr[b] + k);
+            inertia[b] += d->M[j * (size_t)m->nv + j];
+        }
+        inertia[b] /= m->jnv[b];
+    }
+    fb_data_destroy(d);
+    return FB_OK;
+}
+
+/* Each joint's reach (nbody): the longest chain of bone offsets from it to an end of its
+ * subtree, the lever arm through which a foot or a hand at that end can load it. */
+static void joint_reach(const fb_model* m, double* reach) {
+    for (int b = 0; b < m->nbody; b++) {
+        reach[b] = 0.0;
+    }
+    for (int c = m->nbody - 1; c > 1; c--) { /* children before parents */
+        const int p = m->parent[c];
+        reach[p] = fmax(reach[p], reach[c] + fb_v3_norm(m->X_tree[c].r));
+    }
+}
+
+/* Which joints carry the body (nbody): those with a body below them (or their own) whose origin
+ * comes within INIT_GROUND_REACH of the ground (y = 0) at some frame of the clip. */
+static fb_status load_bearing(const fb_model* m, const fb_ref* ref, bool* bearing,
+                              fb_error* err) {
+    fb_data* d = fb_data_create(m, NULL, err);
+    if (!d) {
+        return fb_fail(err, FB_ENOMEM, "gains init: out of memory");
+    }
+    for (int b = 0; b < m->nbody; b++) {
+        bearing[b] = false;
+    }
+    const int stride = ref->nframe > 200 ? ref->nframe / 200 : 1;
+    for (int f = 0; f < ref->nframe; f += stride) {
+        memcpy(d->q, ref->q + (size_t)f * (size_t)m->nq, (size_t)m->nq * sizeof(double));
+        fb_kinematics_pos(m, d);
+        for (int b = 1; b < m->nbody; b++) {
+            bearing[b] = bearing[b] || fb_point_pos(m, d, b, fb_v3_zero()).y < INIT_GROUND_REACH;
+        }
+    }
+    for (int c = m->nbody - 1; c > 1; c--) { /* children before parents */
+        bearing[m->parent[c]] = bearing[m->parent[c]] || bearing[c];
+    }
+    fb_data_destroy(d);
+    return FB_OK;
 }
 
 fb_status fb_gains_init(const fb_model* m, const fb_ref* ref, fb_gains* g, fb_error* err) {
     *g = fb_default_gains();
     g->rate = 1.0 / ref->dt;
     const int nv = m->nv;
-    double* inertia = malloc((size_t)m->nbody * sizeof(double));
-    double* mag = malloc((size_t)ref->nframe * sizeof(double));
-    if (!inertia || !mag) {
+    double* inertia = malloc(2 * (size_t)m->nbody * sizeof(double));
+    bool* bearing = malloc((size_t)m->nbody * sizeof(bool));
+    if (!inertia || !bearing) {
         free(inertia);
-        free(mag);
+        free(bearing);
         return fb_fail(err, FB_ENOMEM, "gains init: out of memory");
     }
-    fb_status s = fb_joint_effective_inertia(m, ref->q, inertia, err);
+    double* reach = inertia + m->nbody;
+    joint_reach(m, reach);
+    double mass = 0.0;
+    for (int b = 1; b < m->nbody; b++) {
+        mass += m->I[b].m;
+    }
+    const double weight = mass * fb_v3_norm(m->opt.gravity);
+    if (weight > 0.0) {
+        g->root.max_force = INIT_ASSIST_FRACTION * weight;
+        g->root.max_torque = INIT_ASSIST_LEVER * g->root.max_force;
+    }
+    fb_status s = locked_inertia(m, ref->q, inertia, err);
+    if (s == FB_OK) {
+        s = load_bearing(m, ref, bearing, err);
+    }
     g->nrule = 0;
     for (int b = 1; s == FB_OK && b < m->nbody && g->nrule < FB_GAINS_MAX_RULES; b++) {
         if (m->jnv[b] == 0 || m->jtype[b] == FB_JOINT_FLOATING) {
             continue;
         }
-        /* feedforward torque of the joint over the clip: RMS, and the 99th percentile of its
-         * magnitude (a capture glitch of a few frames must not set the limit) */
-        double sum2 = 0.0;
+        /* the joint's feedforward torque over the clip (glitches repaired by the fit): RMS
+         * and peak of its magnitude */
+        double sum2 = 0.0, peak = 0.0;
         for (int f = 0; f < ref->nframe; f++) {
             double n2 = 0.0;
             for (int k = 0; k < m->jnv[b]; k++) {
@@ -294,10 +388,8 @@ fb_status fb_gains_init(const fb_model* m, const fb_ref* ref, fb_gains* g, fb_er
                 n2 += t * t;
             }
             sum2 += n2;
-            mag[f] = sqrt(n2);
+            peak = fmax(peak, sqrt(n2));
         }
-        qsort(mag, (size_t)ref->nframe, sizeof(double), cmp_double);
-        const double p99 = mag[ref->nframe - 1]; /* the peak */
         const double rms = fmax(sqrt(sum2 / ref->nframe), 1e-3);
         fb_gains_rule* r = &g->rule[g->nrule++];
         snprintf(r->pattern, sizeof r->pattern, "%s", m->name[b]);
@@ -308,12 +400,15 @@ fb_status fb_gains_init(const fb_model* m, const fb_ref* ref, fb_gains* g, fb_er
         r->g.kd = kv / rms;
         r->g.kp = INIT_MIN_FRACTION * kp;
         r->g.kv = INIT_MIN_FRACTION * kv;
-        r->g.settle_time = g->defaults.settle_time;
+        r->g.settle_time = bearing[b] ? g->defaults.settle_time : INIT_FREE_SETTLE;
         r->g.damping_ratio = g->defaults.damping_ratio;
-        r->g.torque_limit = fmax(INIT_LIMIT_FACTOR * p99, INIT_LIMIT_FLOOR);
+        /* psi comes from the clip with the root held and no ground: it leaves out the load
+         * of carrying the body, which a stance leg needs */
+        r->g.torque_limit = fmax(fmax(INIT_LIMIT_FACTOR * peak, INIT_LIMIT_FLOOR),
+                                 bearing[b] ? INIT_SUPPORT_FACTOR * weight * reach[b] : 0.0);
     }
     free(inertia);
-    free(mag);
+    free(bearing);
     return s == FB_OK ? fb_ok(err) : s;
 }
 

@@ -17,9 +17,13 @@
  * on noisy capture it is a wider window, which keeps the noise out of the accelerations and
  * so out of the feedforward torques. Why this fit: it is local (a bad frame touches only its
  * window), reproduces polynomials up to its degree exactly, and needs no tuning. A cubic
- * spline through every frame would give accelerations only to O(h^2) and amplify noise. */
+ * spline through every frame would give accelerations only to O(h^2) and amplify noise.
+ *
+ * Before the fit, capture glitches (a joint leaving the curve for 1-3 frames and coming back)
+ * are replaced by the curve through the frames around them ("capture glitches" below). */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "featherbone/control.h"
@@ -35,7 +39,7 @@
 #define REF_RATE_MAX 10000.0
 
 fb_fit_opts fb_default_fit_opts(void) {
-    return (fb_fit_opts){.half_window = 0, .degree = 0};
+    return (fb_fit_opts){.half_window = 0, .degree = 0, .keep_glitches = false};
 }
 
 /* The (half window, degree) pairs GCV chooses from, least smoothing first. */
@@ -130,6 +134,46 @@ static bool fit_window(int ns, int k, double x, int hw, int degree, fit_weights*
     return true;
 }
 
+/* fit_window, with the degree lowered where the window has slid inwards at the clip's ends:
+ * an off-centre polynomial of high degree amplifies the capture noise of the first and last
+ * frames enormously (degree 7 over 9 frames: its second derivative has 1150 times the noise
+ * variance of the middle at the first frame, 7000 times half a frame before it). The degree
+ * is the highest whose second derivative at the clip's end (half a sample beyond it, where
+ * the reference's first step reads it) has no more noise than in the middle (the sum of the
+ * squared weights), and the same for every evaluation point of that end, so that the fitted
+ * curve does not jump between them. */
+static bool fit_window_ends(int ns, int k, double x, int hw, int degree, fit_weights* fw) {
+    if (!fit_window(ns, k, x, hw, degree, fw)) {
+        return false;
+    }
+    fit_weights mid, end;
+    if ((fw->lo == k - hw && fw->n == 2 * hw + 1) ||
+        !fit_window(2 * hw + 1, hw, hw, hw, degree, &mid)) {
+        return true; /* centred (or the clip is shorter than the window) */
+    }
+    double cap = 0.0;
+    for (int j = 0; j < mid.n; j++) {
+        cap += mid.w[2][j] * mid.w[2][j];
+    }
+    const bool start = fw->lo == 0;
+    const int k_end = start ? 0 : ns - 1;
+    const double x_end = start ? -0.5 : ns - 0.5;
+    int p = degree;
+    for (; p > 2; p--) {
+        if (!fit_window(ns, k_end, x_end, hw, p, &end)) {
+            return false;
+        }
+        double var = 0.0;
+        for (int j = 0; j < end.n; j++) {
+            var += end.w[2][j] * end.w[2][j];
+        }
+        if (var <= cap) {
+            break;
+        }
+    }
+    return p == degree || fit_window(ns, k, x, hw, p, fw);
+}
+
 /* Value, first and second time derivative of a scalar sequence over the window. */
 static void fit_scalar(const fit_weights* fw, const double* q, int stride, int idx, double T,
                        double out[3]) {
@@ -191,7 +235,7 @@ static bool fit_choose(const fb_model* m, int ns, const double* qs, const int (*
         memset(rss, 0, (size_t)nb * sizeof(double));
         double lev = 0.0;
         for (int k = 0; k < ns; k++) {
-            if (!fit_window(ns, k, k, pairs[c][0], pairs[c][1], &fw)) {
+            if (!fit_window_ends(ns, k, k, pairs[c][0], pairs[c][1], &fw)) {
                 return false;
             }
             lev += fw.w[0][k - fw.lo];
@@ -246,7 +290,7 @@ static bool fit_frame(const fb_model* m, int ns, double sdt, const double* qs, d
             continue;
         }
         if (!have[c]) {
-            if (!fit_window(ns, k, x, pairs[c][0], pairs[c][1], &fws[c])) {
+            if (!fit_window_ends(ns, k, x, pairs[c][0], pairs[c][1], &fws[c])) {
                 return false;
             }
             have[c] = true;
@@ -306,9 +350,390 @@ static bool fit_frame(const fb_model* m, int ns, double sdt, const double* qs, d
     return true;
 }
 
-fb_ref* fb_ref_create(const fb_model* m, int nsample, double sample_dt, const double* q,
-                      double rate, const fb_fit_opts* opts, const fb_allocator* alloc,
-                      fb_error* err) {
+/* ---- capture glitches ------------------------------------------------------------------- */
+
+/* The repair before the fit (docs/CONTROL.md, "Capture glitches"). Each joint is a channel or
+ * two: its rotation, the root's position, a hinge's angle. Frame k of a channel is compared
+ * with the cubic through the four nearest other frames (k-2, k-1, k+1, k+2 inside the clip);
+ * the distance, divided by that predictor's noise gain sqrt(1 + sum w^2), is the frame's
+ * residual. Smooth motion, however fast, leaves residuals of order h^4 q'''' (a uniform turn
+ * none at all); a glitch leaves one far above the residuals around it. A frame is suspect
+ * when its residual exceeds GLITCH_FACTOR times their median over GLITCH_WINDOW_S either side
+ * (and an absolute floor). It is repaired only if some run of at most GLITCH_RUN_MAX frames
+ * containing it (GLITCH_END_MAX at the clip's ends), replaced by the curve through the good
+ * frames around it, leaves every residual near it below its threshold: the frames either side
+ * of the run must agree with each other. So a glitch (the joint leaves the curve and comes
+ * back) is repaired, and a fast but genuine movement (it goes and stays) is kept as captured.
+ * Inside the clip the run gets the cubic through the two frames either side; at the clip's
+ * ends the quadratic fitted to the GLITCH_END_FIT frames next to it, extrapolated. Rotations
+ * are interpolated in the tangent space of a neighbouring frame, so on SO(3). */
+#define GLITCH_FACTOR 8.0      /* residual / local median above which a frame is suspect */
+#define GLITCH_WINDOW_S 0.25   /* s either side of a frame for its local median */
+#define GLITCH_FLOOR_ROT 0.005 /* rad (0.3 deg): smaller residuals are never glitches */
+#define GLITCH_FLOOR_POS 0.002 /* m */
+#define GLITCH_RUN_MAX 3       /* longest run of bad frames repaired inside the clip */
+#define GLITCH_END_MAX 4       /* ... and at either end */
+#define GLITCH_END_FIT 6       /* frames the extrapolation at an end is fitted to */
+
+/* One channel of the samples: a rotation (quaternion at off) or n = 1 or 3 numbers at off. */
+typedef struct glitch_chan {
+    const double* qs; /* (ns x nq) */
+    double* mut;      /* the same, writable */
+    int ns, nq, off, n;
+    bool rot;
+} glitch_chan;
+
+static fb_v3 chan_vec(const glitch_chan* g, const double* row) {
+    const double* p = row + g->off;
+    return g->n == 3 ? fb_v3_make(p[0], p[1], p[2]) : fb_v3_make(p[0], 0.0, 0.0);
+}
+
+/* Row y seen from row x: log(q_x^-1 q_y), or y - x. */
+static fb_v3 chan_diff(const glitch_chan* g, const double* x, const double* y) {
+    if (g->rot) {
+        return fb_quat_log(fb_quat_mul(fb_quat_conj(fb_quat_load(x + g->off)),
+                                       fb_quat_load(y + g->off)));
+    }
+    return fb_v3_sub(chan_vec(g, y), chan_vec(g, x));
+}
+
+static const double* chan_row(const glitch_chan* g, int j) {
+    return g->qs + (size_t)j * (size_t)g->nq;
+}
+
+/* Frame j := frame b (+) t. */
+static void chan_set(const glitch_chan* g, int b, int j, fb_v3 t) {
+    double* p = g->mut + (size_t)j * (size_t)g->nq + (size_t)g->off;
+    if (g->rot) {
+        const fb_quat qb = fb_quat_load(chan_row(g, b) + g->off);
+        fb_quat_store(p, fb_quat_normalize(fb_quat_mul(qb, fb_quat_exp(t))));
+        return;
+    }
+    const fb_v3 x = fb_v3_add(chan_vec(g, chan_row(g, b)), t);
+    p[0] = x.x;
+    if (g->n == 3) {
+        p[1] = x.y;
+        p[2] = x.z;
+    }
+}
+
+/* Lagrange weights at x of the cubic through four nodes. */
+static void lagrange4(const int node[4], double x, double w[4]) {
+    for (int i = 0; i < 4; i++) {
+        w[i] = 1.0;
+        for (int m = 0; m < 4; m++) {
+            if (m != i) {
+                w[i] *= (x - node[m]) / (double)(node[i] - node[m]);
+            }
+        }
+    }
+}
+
+/* The residual of frame k (above); ns >= 5. */
+static double chan_residual(const glitch_chan* g, int k) {
+    const int lo = k < 2 ? 0 : (k > g->ns - 3 ? g->ns - 5 : k - 2);
+    int node[4], n = 0;
+    for (int j = lo; j < lo + 5; j++) {
+        if (j != k) {
+            node[n++] = j;
+        }
+    }
+    double w[4], gain = 1.0;
+    lagrange4(node, k, w);
+    const double* base = chan_row(g, k > lo ? k - 1 : k + 1);
+    fb_v3 pred = fb_v3_zero();
+    for (int i = 0; i < 4; i++) {
+        pred = fb_v3_axpy(pred, w[i], chan_diff(g, base, chan_row(g, node[i])));
+        gain += w[i] * w[i];
+    }
+    return fb_v3_norm(fb_v3_sub(chan_diff(g, base, chan_row(g, k)), pred)) / sqrt(gain);
+}
+
+/* Replaces frames a..b (above); the frames it reads exist (the caller checked). */
+static void chan_fill(const glitch_chan* g, int a, int b) {
+    if (a > 0 && b < g->ns - 1) { /* inside the clip: the cubic through a-2, a-1, b+1, b+2 */
+        const int node[4] = {a - 2, a - 1, b + 1, b + 2};
+        fb_v3 t[4];
+        for (int i = 0; i < 4; i++) {
+            t[i] = chan_diff(g, chan_row(g, a - 1), chan_row(g, node[i]));
+        }
+        for (int j = a; j <= b; j++) {
+            double w[4];
+            lagrange4(node, j, w);
+            fb_v3 x = fb_v3_zero();
+            for (int i = 0; i < 4; i++) {
+                x = fb_v3_axpy(x, w[i], t[i]);
+            }
+            chan_set(g, a - 1, j, x);
+        }
+        return;
+    }
+    /* at an end: the least-squares quadratic through the GLITCH_END_FIT frames next to the
+     * run, counted away from the end, extrapolated */
+    const int dir = (a == 0) ? 1 : -1, base = (a == 0) ? b + 1 : a - 1;
+    fb_v3 t[GLITCH_END_FIT];
+    for (int i = 0; i < GLITCH_END_FIT; i++) {
+        t[i] = chan_diff(g, chan_row(g, base), chan_row(g, base + dir * i));
+    }
+    for (int j = a; j <= b; j++) {
+        fit_weights fw;
+        (void)fit_window(GLITCH_END_FIT, 0, (j - base) * dir, GLITCH_END_FIT / 2, 2, &fw);
+        fb_v3 x = fb_v3_zero();
+        for (int i = 0; i < fw.n; i++) {
+            x = fb_v3_axpy(x, fw.w[0][i], t[fw.lo + i]);
+        }
+        chan_set(g, base, j, x);
+    }
+}
+
+/* The k-th smallest of x[0..n-1] (Hoare's selection; reorders x). */
+static double select_kth(double* x, int n, int k) {
+    int lo = 0, hi = n - 1;
+    while (lo < hi) {
+        const double p = x[lo + (hi - lo) / 2];
+        int i = lo, j = hi;
+        while (i <= j) {
+            while (x[i] < p) {
+                i++;
+            }
+            while (x[j] > p) {
+                j--;
+            }
+            if (i <= j) {
+                const double s = x[i];
+                x[i++] = x[j];
+                x[j--] = s;
+            }
+        }
+        if (k <= j) {
+            hi = j;
+        } else if (k >= i) {
+            lo = i;
+        } else {
+            break;
+        }
+    }
+    return x[k];
+}
+
+/* Scratch of the repair: (ns) residuals, thresholds, a window's copy, suspects no run could
+ * repair, the frames repaired in the current joint; one run's saved frames. */
+typedef struct glitch_scratch {
+    double *z, *thr, *win, *save;
+    unsigned char *tried, *hit;
+} glitch_scratch;
+
+/* Repairs one channel in place; marks repaired frames in s->hit and describes each run
+ * (first frame, last frame, largest distance of a captured frame from its repair) through
+ * `note`. */
+static void chan_repair(const glitch_chan* g, double floor, int half_win, glitch_scratch* s,
+                        void (*note)(void* ctx, int a, int b, double dev), void* ctx) {
+    const int ns = g->ns, nq = g->nq;
+    for (int k = 0; k < ns; k++) {
+        s->z[k] = chan_residual(g, k);
+        s->tried[k] = 0;
+    }
+    for (int k = 0; k < ns; k++) {
+        const int lo = k - half_win < 0 ? 0 : k - half_win;
+        const int hi = k + half_win > ns - 1 ? ns - 1 : k + half_win;
+        memcpy(s->win, s->z + lo, (size_t)(hi - lo + 1) * sizeof(double));
+        s->thr[k] = fmax(GLITCH_FACTOR * select_kth(s->win, hi - lo + 1, (hi - lo) / 2), floor);
+    }
+    for (int iter = 0; iter < ns; iter++) {
+        /* the most suspect frame not yet tried */
+        int k = -1;
+        double worst = 1.0;
+        for (int j = 0; j < ns; j++) {
+            if (!s->tried[j] && s->z[j] > worst * s->thr[j]) {
+                worst = s->z[j] / s->thr[j];
+                k = j;
+            }
+        }
+        if (k < 0) {
+            return;
+        }
+        s->tried[k] = 1;
+        /* the shortest run containing k whose repair quiets its neighbourhood */
+        for (int len = 1; len <= GLITCH_END_MAX; len++) {
+            int a = -1, b = -1;
+            for (int a0 = k - len + 1; a0 <= k && a < 0; a0++) {
+                int lo = a0, hi = a0 + len - 1;
+                const bool start = lo <= 1, end = hi >= ns - 2;
+                if (start == end && (start || len > GLITCH_RUN_MAX)) {
+                    continue; /* both ends at once, or too long inside */
+                }
+                lo = start ? 0 : lo;
+                hi = end ? ns - 1 : hi;
+                const int n = hi - lo + 1;
+                if ((start || end) && (n > GLITCH_END_MAX || ns < n + GLITCH_END_FIT + 3)) {
+                    continue;
+                }
+                memcpy(s->save, chan_row(g, lo), (size_t)n * (size_t)nq * sizeof(double));
+                chan_fill(g, lo, hi);
+                bool quiet = true;
+                for (int j = (lo - 2 < 0 ? 0 : lo - 2); j <= hi + 2 && j < ns && quiet; j++) {
+                    quiet = chan_residual(g, j) <= s->thr[j];
+                }
+                if (quiet) {
+                    a = lo;
+                    b = hi;
+                } else {
+                    memcpy(g->mut + (size_t)lo * (size_t)nq, s->save,
+                           (size_t)n * (size_t)nq * sizeof(double));
+                }
+            }
+            if (a < 0) {
+                continue;
+            }
+            double dev = 0.0;
+            for (int j = a; j <= b; j++) {
+                dev = fmax(dev, fb_v3_norm(chan_diff(g, chan_row(g, j),
+                                                     s->save + (size_t)(j - a) * (size_t)nq)));
+                s->hit[j] = 1;
+            }
+            for (int j = (a - 4 < 0 ? 0 : a - 4); j <= b + 4 && j < ns; j++) {
+                s->z[j] = chan_residual(g, j);
+            }
+            note(ctx, a, b, dev);
+            break;
+        }
+    }
+}
+
+/* What was repaired in one joint, for its warning line: the runs (the first
+ * GLITCH_NOTE_RUNS) and the largest distances of a captured frame from its repair. */
+#define GLITCH_NOTE_RUNS 24
+typedef struct glitch_note {
+    int run[GLITCH_NOTE_RUNS][2];
+    int nrun;
+    double dev_rot, dev_pos;
+    bool rot;
+} glitch_note;
+
+static void note_run(void* ctx, int a, int b, double dev) {
+    glitch_note* n = ctx;
+    if (n->rot) {
+        n->dev_rot = fmax(n->dev_rot, dev);
+    } else {
+        n->dev_pos = fmax(n->dev_pos, dev);
+    }
+    if (n->nrun < GLITCH_NOTE_RUNS) {
+        n->run[n->nrun][0] = a;
+        n->run[n->nrun++][1] = b;
+    }
+}
+
+static int cmp_run(const void* x, const void* y) {
+    return ((const int*)x)[0] - ((const int*)y)[0];
+}
+
+/* "name: capture glitch repaired in N frames (a-b, c, ...), up to X deg off the frames
+ * around" (within FB_CLIP_WARN_LEN). */
+static void note_write(glitch_note* n, const char* name, int nframes, int frame0, char* out,
+                       size_t cap) {
+    qsort(n->run, (size_t)n->nrun, sizeof n->run[0], cmp_run);
+    /* merge overlapping and adjacent runs (the root's position and rotation are repaired
+     * apart), then list them while they fit */
+    int nm = 0;
+    for (int k = 0; k < n->nrun; k++) {
+        if (nm > 0 && n->run[k][0] <= n->run[nm - 1][1] + 1) {
+            n->run[nm - 1][1] = n->run[k][1] > n->run[nm - 1][1] ? n->run[k][1] : n->run[nm - 1][1];
+        } else {
+            n->run[nm][0] = n->run[k][0];
+            n->run[nm++][1] = n->run[k][1];
+        }
+    }
+    char runs[56];
+    size_t len = 0;
+    int k = 0;
+    for (; k < nm && len + 16 < sizeof runs; k++) {
+        len += (size_t)snprintf(runs + len, sizeof runs - len, "%s%d", k ? ", " : "",
+                                frame0 + n->run[k][0]);
+        if (n->run[k][1] > n->run[k][0]) {
+            len += (size_t)snprintf(runs + len, sizeof runs - len, "-%d", frame0 + n->run[k][1]);
+        }
+    }
+    if (k < nm || n->nrun == GLITCH_NOTE_RUNS) {
+        snprintf(runs + len, sizeof runs - len, ", ...");
+    }
+    char dev[48] = "";
+    if (n->dev_rot > 0.0) {
+        snprintf(dev, sizeof dev, "%.1f deg", n->dev_rot * 180.0 / FB_PI);
+    }
+    if (n->dev_pos > 0.0) {
+        const size_t l = strlen(dev);
+        snprintf(dev + l, sizeof dev - l, "%s%.1f cm", l ? ", " : "", 100.0 * n->dev_pos);
+    }
+    snprintf(out, cap, "%.32s: capture glitch repaired in %d frame%s (%.56s), up to %.24s off "
+             "the frames around", name, nframes, nframes > 1 ? "s" : "", runs, dev);
+}
+
+/* Repairs the samples qs (ns x nq) in place, joint by joint; counts the repaired samples per
+ * body in r->repaired and r->nrepaired and writes one warning per repaired joint. frame0 is
+ * the clip frame of the first sample. False when out of memory. */
+static bool repair_glitches(const fb_model* m, double* qs, int ns, double sample_dt, int frame0,
+                            const fb_allocator* al, fb_ref* r) {
+    memset(r->repaired, 0, (size_t)m->nbody * sizeof(int));
+    if (ns < GLITCH_END_FIT + 5) {
+        return true; /* too short to tell a glitch from motion */
+    }
+    glitch_scratch s;
+    const size_t nd = 3 * (size_t)ns + (size_t)GLITCH_END_MAX * (size_t)m->nq;
+    double* block = fb_alloc(al, nd * sizeof(double) + 2 * (size_t)ns);
+    if (!block) {
+        return false;
+    }
+    s.z = block;
+    s.thr = s.z + ns;
+    s.win = s.thr + ns;
+    s.save = s.win + ns;
+    s.tried = (unsigned char*)(block + nd);
+    s.hit = s.tried + ns;
+    const int half_win = (int)fmax(4.0, round(GLITCH_WINDOW_S / sample_dt));
+    for (int b = 1; b < m->nbody; b++) {
+        const fb_joint_type jt = m->jtype[b];
+        const int qa = m->q_adr[b];
+        glitch_chan ch[2];
+        double floor[2];
+        int nch = 0;
+        const glitch_chan base = {.qs = qs, .mut = qs, .ns = ns, .nq = m->nq, .off = qa};
+        if (jt == FB_JOINT_FLOATING || jt == FB_JOINT_SPHERICAL) {
+            ch[nch] = base;
+            ch[nch].off = qa + (jt == FB_JOINT_FLOATING ? 3 : 0);
+            ch[nch].rot = true;
+            floor[nch++] = GLITCH_FLOOR_ROT;
+        }
+        if (jt == FB_JOINT_FLOATING || jt == FB_JOINT_REVOLUTE || jt == FB_JOINT_PRISMATIC) {
+            ch[nch] = base;
+            ch[nch].n = jt == FB_JOINT_FLOATING ? 3 : 1;
+            floor[nch++] = jt == FB_JOINT_REVOLUTE ? GLITCH_FLOOR_ROT : GLITCH_FLOOR_POS;
+        }
+        glitch_note note = {.nrun = 0};
+        memset(s.hit, 0, (size_t)ns);
+        for (int c = 0; c < nch; c++) {
+            note.rot = ch[c].rot || jt == FB_JOINT_REVOLUTE;
+            chan_repair(&ch[c], floor[c], half_win, &s, note_run, &note);
+        }
+        for (int k = 0; k < ns; k++) {
+            r->repaired[b] += s.hit[k];
+        }
+        r->nrepaired += r->repaired[b];
+        if (r->repaired[b] > 0) {
+            if (r->nwarn < FB_CLIP_MAX_WARN) {
+                note_write(&note, m->name[b], r->repaired[b], frame0, r->warn[r->nwarn],
+                           FB_CLIP_WARN_LEN);
+            }
+            r->nwarn++;
+        }
+    }
+    fb_free(al, block);
+    return true;
+}
+
+/* fb_ref_create; frame0 numbers the first sample in the warnings. */
+static fb_ref* ref_create(const fb_model* m, int nsample, double sample_dt, const double* q,
+                          double rate, const fb_fit_opts* opts, const fb_allocator* alloc,
+                          int frame0, fb_error* err) {
     const fb_fit_opts o = opts ? *opts : fb_default_fit_opts();
     if (!m || !m->finalized) {
         fb_fail(err, FB_ESTATE, "reference: the model is not finalized");
@@ -351,43 +776,45 @@ fb_ref* fb_ref_create(const fb_model* m, int nsample, double sample_dt, const do
     fb_ref* r = fb_alloc(&a, sizeof *r);
     const size_t per = (size_t)m->nq + 5 * (size_t)m->nv;
     double* block = fb_alloc(&a, (size_t)nf * per * sizeof(double) + 1);
-    int* ints = fb_alloc(&a, 3 * (size_t)m->nbody * sizeof(int));
+    int* ints = fb_alloc(&a, 4 * (size_t)m->nbody * sizeof(int));
     double* score = fb_alloc(&a, (size_t)FIT_NLADDER * (size_t)m->nbody * sizeof(double));
+    /* the samples the fit reads (repaired), and scratch for q[-1] */
+    double* qs = fb_alloc(&a, ((size_t)nsample + 1) * (size_t)m->nq * sizeof(double) +
+                                  2 * (size_t)m->nv * sizeof(double));
     fb_data* d = fb_data_create(m, &a, err);
-    if (!r || !block || !ints || !score || !d) {
-        fb_free(&a, r);
-        fb_free(&a, block);
-        fb_free(&a, ints);
-        fb_free(&a, score);
-        fb_data_destroy(d);
-        fb_fail(err, FB_ENOMEM, "reference: out of memory for %ld frames", nf);
-        return NULL;
+    if (r) {
+        memset(r, 0, sizeof *r);
+        r->alloc = a;
+        r->q = block;
+        r->fit_half_window = ints;
     }
-    memset(r, 0, sizeof *r);
-    r->alloc = a;
+    if (!r || !block || !ints || !score || !qs || !d) {
+        fb_fail(err, FB_ENOMEM, "reference: out of memory for %ld frames", nf);
+        goto fail;
+    }
     r->nframe = (int)nf;
     r->nq = m->nq;
     r->nv = m->nv;
     r->dt = dt;
-    r->q = block;
     r->v = r->q + (size_t)nf * (size_t)m->nq;
     r->a = r->v + (size_t)nf * (size_t)m->nv;
     r->tau = r->a + (size_t)nf * (size_t)m->nv;
     r->v_step = r->tau + (size_t)nf * (size_t)m->nv;
     r->a_step = r->v_step + (size_t)nf * (size_t)m->nv;
-    r->fit_half_window = ints;
     r->fit_degree = ints + m->nbody;
     int* choice = ints + 2 * m->nbody;
+    r->repaired = ints + 3 * m->nbody;
+    memset(r->repaired, 0, (size_t)m->nbody * sizeof(int));
+    memcpy(qs, q, (size_t)nsample * (size_t)m->nq * sizeof(double));
+    if (!o.keep_glitches && !repair_glitches(m, qs, nsample, sample_dt, frame0, &a, r)) {
+        fb_fail(err, FB_ENOMEM, "reference: out of memory");
+        goto fail;
+    }
     const int fixed[1][2] = {{o.half_window, o.degree}};
     const int(*pairs)[2] = automatic ? FIT_LADDER : fixed;
-    const bool chosen = fit_choose(m, nsample, q, pairs, automatic ? FIT_NLADDER : 1, score,
-                                   choice);
-    fb_free(&a, score);
-    if (!chosen) {
-        fb_data_destroy(d);
-        fb_ref_destroy(r);
+    if (!fit_choose(m, nsample, qs, pairs, automatic ? FIT_NLADDER : 1, score, choice)) {
         fb_fail(err, FB_ENUMERIC, "reference: a fit window is singular");
-        return NULL;
+        goto fail;
     }
     for (int b = 0; b < m->nbody; b++) {
         r->fit_half_window[b] = pairs[choice[b]][0];
@@ -400,23 +827,15 @@ fb_ref* fb_ref_create(const fb_model* m, int nsample, double sample_dt, const do
         fb_q_neutral(m, qi);
         memset(vi, 0, (size_t)m->nv * sizeof(double));
         memset(ai, 0, (size_t)m->nv * sizeof(double));
-        if (!fit_frame(m, nsample, sample_dt, q, i * dt / sample_dt, pairs, choice, qi, vi, ai)) {
-            fb_data_destroy(d);
-            fb_ref_destroy(r);
+        if (!fit_frame(m, nsample, sample_dt, qs, i * dt / sample_dt, pairs, choice, qi, vi, ai)) {
             fb_fail(err, FB_ENUMERIC, "reference: the fit at frame %ld is singular", i);
-            return NULL;
+            goto fail;
         }
     }
     /* The integrator-consistent velocities and accelerations (see fb_ref in control.h):
      * v_step[i] = (q[i-1] (-) q[i]) / dt, q[-1] from the fit extrapolated one frame back;
      * a_step[i] = (v_step[i+1] - v_step[i]) / dt; the last frame keeps the one before. */
-    double* qm1 = fb_alloc(&a, ((size_t)m->nq + 2 * (size_t)m->nv) * sizeof(double));
-    if (!qm1) {
-        fb_data_destroy(d);
-        fb_ref_destroy(r);
-        fb_fail(err, FB_ENOMEM, "reference: out of memory");
-        return NULL;
-    }
+    double* qm1 = qs + (size_t)nsample * (size_t)m->nq;
     double* vtmp = qm1 + m->nq;
     double* atmp = vtmp + m->nv;
     for (long i = 0; i < nf; i++) {
@@ -424,17 +843,14 @@ fb_ref* fb_ref_create(const fb_model* m, int nsample, double sample_dt, const do
         double* vs = r->v_step + (size_t)i * (size_t)m->nv;
         if (i == 0) {
             fb_q_neutral(m, qm1);
-            (void)fit_frame(m, nsample, sample_dt, q, -dt / sample_dt, pairs, choice, qm1, vtmp,
+            (void)fit_frame(m, nsample, sample_dt, qs, -dt / sample_dt, pairs, choice, qm1, vtmp,
                             atmp);
             fb_difference(m, qm1, qi, vs);
-            for (int j = 0; j < m->nv; j++) {
-                vs[j] /= dt;
-            }
         } else {
             fb_difference(m, qi - m->nq, qi, vs);
-            for (int j = 0; j < m->nv; j++) {
-                vs[j] /= dt;
-            }
+        }
+        for (int j = 0; j < m->nv; j++) {
+            vs[j] /= dt;
         }
     }
     for (long i = 0; i < nf; i++) {
@@ -455,10 +871,28 @@ fb_ref* fb_ref_create(const fb_model* m, int nsample, double sample_dt, const do
         memcpy(d->qd, vs, (size_t)m->nv * sizeof(double));
         fb_rnea(m, d, as, r->tau + (size_t)i * (size_t)m->nv);
     }
-    fb_free(&a, qm1);
+    fb_free(&a, score);
+    fb_free(&a, qs);
     fb_data_destroy(d);
     fb_ok(err);
     return r;
+fail:
+    fb_free(&a, score);
+    fb_free(&a, qs);
+    fb_data_destroy(d);
+    if (r) {
+        fb_ref_destroy(r);
+    } else {
+        fb_free(&a, block);
+        fb_free(&a, ints);
+    }
+    return NULL;
+}
+
+fb_ref* fb_ref_create(const fb_model* m, int nsample, double sample_dt, const double* q,
+                      double rate, const fb_fit_opts* opts, const fb_allocator* alloc,
+                      fb_error* err) {
+    return ref_create(m, nsample, sample_dt, q, rate, opts, alloc, 0, err);
 }
 
 fb_ref* fb_ref_from_clip(const fb_clip* clip, const fb_character* ch, double rate, int first,
@@ -467,7 +901,8 @@ fb_ref* fb_ref_from_clip(const fb_clip* clip, const fb_character* ch, double rat
     if (!mo) {
         return NULL;
     }
-    fb_ref* r = fb_ref_create(ch->model, mo->nframe, mo->dt, mo->q, rate, opts, &clip->alloc, err);
+    fb_ref* r = ref_create(ch->model, mo->nframe, mo->dt, mo->q, rate, opts, &clip->alloc, first,
+                           err);
     fb_motion_destroy(mo);
     return r;
 }

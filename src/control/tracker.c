@@ -4,7 +4,9 @@
  * the feedforward psi), the tracking error of every joint (rotation vectors for ball joints,
  * in the child frame), and the joint torques:
  *   pd     tau = psi + K e + D e', K = max(ks |psi_joint|, kp), D = max(kd |psi_joint|, kv)
- *          [Cline eq. 5.7, 5.8] or K = kp, D = kv (plain), clamped to the torque limit;
+ *          [Cline eq. 5.7, 5.8] or K = kp, D = kv (plain), with e and e' those the joints will
+ *          have at the end of the substep (stable PD [Tan, Liu & Turk 2011]), clamped to the
+ *          torque limit;
  *   accel  tau = psi (clamped); at FB_HOOK_ROWS one acceleration row per dof asks for
  *          a_d + Kp e + Kd e' [Kokkevis eq. 22], its multiplier bounded so that tau + lambda
  *          stays within the torque limit, solved by the world with the contacts in one LCP.
@@ -16,9 +18,16 @@
 
 #include "featherbone/control.h"
 #include "featherbone/dynamics.h"
-#include "control/inertia.h"
+#include "math/dense.h"
 #include "math/quat.h"
 #include "util/error.h"
+
+/* s: how fast a kinematic root's rows take out a drift from the clip (critically damped).
+ * The rows follow the clip's acceleration exactly; this only corrects what rounding and
+ * contact conflicts leave, and must be stiff: at 0.3 s a foot driven into the ground (131_01's
+ * kneel) pushed the root 8 mm off and the step blew up. root.settle_time is the assisted
+ * root's. */
+#define KINEMATIC_ROOT_SETTLE 0.05
 
 /* Row identities for warm starting: a tag, the articulation, the dof. */
 #define TRACK_ROW_TAG 0x54524bull
@@ -32,16 +41,18 @@ struct fb_tracker {
     fb_gains g;
     fb_joint_gains* jg; /* (nbody) resolved */
     double* kp_acc;     /* (nbody) accel controller gains from settle time and damping ratio */
-    double* inertia;    /* (nbody) effective joint inertia at the clip's first frame */
-    double h;           /* the world's step (s) */
     double* kd_acc;
-    double root_kp, root_kd;
+    double root_kp, root_kd; /* the kinematic root's rows, or the assisted root's wrench */
     double root_M[36]; /* the whole body's inertia seen by the root (root coordinates) */
     bool floating_root;
     double t0; /* world time of the clip's start */
     double t;  /* clip time of the last substep */
     /* per substep (nv unless said) */
     double *qd, *vd, *ad, *psi, *tmp, *e, *ed, *tau, *applied;
+    /* stable PD: per-dof gains, the bias C, the predicted qdd; A (nv x nv) = M + h D + h^2 K;
+     * dspd computes M and C at the current state */
+    double *K, *D, *bias, *qdd, *A;
+    fb_data* dspd;
     int row_start, nrow;
     int bound;
     double assist_f, assist_n;
@@ -112,41 +123,119 @@ static void tracking_error(const fb_tracker* tr) {
     }
 }
 
-/* Joint torques for this substep (root handled by root_wrench). */
-static void joint_torques(fb_tracker* tr) {
+/* Each dof's PD stiffness K and damping D this substep [Cline eq. 5.7]: K = max(ks |psi_j|,
+ * kp), D = max(kd |psi_j|, kv) with |psi_j| the norm over the joint's dofs, or kp, kv. */
+static void pd_gains(fb_tracker* tr) {
     const fb_model* m = tr->m;
-    tr->bound = 0;
     for (int b = 1; b < m->nbody; b++) {
         if (m->jnv[b] == 0 || (tr->floating_root && b == 1)) {
             continue;
         }
         const fb_joint_gains* g = &tr->jg[b];
         const int va = m->v_adr[b], n = m->jnv[b];
-        double K = 0.0, D = 0.0;
-        /* explicit PD on a joint of inertia I is stable for D h / I < 2 and K h^2 / I < 1;
-         * Cline's gains grow with |psi| (a capture glitch can make it huge), so they are held
-         * to half of those bounds at the world's step */
-        const double Dmax = tr->inertia[b] / tr->h, Kmax = 0.5 * tr->inertia[b] / (tr->h * tr->h);
-        if (tr->g.controller == FB_CTRL_PD) {
-            if (tr->g.pd_form == FB_PD_CLINE) {
-                double mag = 0.0;
-                for (int k = 0; k < n; k++) {
-                    mag += tr->psi[va + k] * tr->psi[va + k];
-                }
-                mag = sqrt(mag);
-                K = fmax(g->ks * mag, g->kp);
-                D = fmax(g->kd * mag, g->kv);
-            } else {
-                K = g->kp;
-                D = g->kv;
+        double K = g->kp, D = g->kv;
+        if (tr->g.pd_form == FB_PD_CLINE) {
+            double mag = 0.0;
+            for (int k = 0; k < n; k++) {
+                mag += tr->psi[va + k] * tr->psi[va + k];
             }
-            K = fmin(K, Kmax);
-            D = fmin(D, Dmax);
+            mag = sqrt(mag);
+            K = fmax(g->ks * mag, g->kp);
+            D = fmax(g->kd * mag, g->kv);
         }
         for (int k = 0; k < n; k++) {
-            const int j = va + k;
-            const double want = tr->psi[j] + K * tr->e[j] + D * tr->ed[j];
-            tr->tau[j] = clampd(want, g->torque_limit);
+            tr->K[va + k] = K;
+            tr->D[va + k] = D;
+        }
+    }
+}
+
+/* Stable PD [Tan, Liu & Turk 2011]: the PD terms use the error the joints will have at the
+ * end of the substep, q+ = q (+) h v+ and v+ = v + h qdd, with qdd predicted by the
+ * joint-space dynamics without the contacts:
+ *   tau = psi + K (e + h e' + h^2 (a_d - qdd)) + D (e' + h (a_d - qdd)),
+ *   (M + h D + h^2 K) qdd = psi - C + K (e + h e' + h^2 a_d) + D (e' + h a_d)
+ * on the actuated rows; the root's rows take its acceleration as its rows ask for it when
+ * kinematic, its wrench when assisted or free. This is backward Euler on the error dynamics:
+ * stable for any gains and step, where explicit PD needs K h^2 < I and D h < 2 I of every
+ * joint's inertia I, which Cline's gains (growing with |psi|) and a foot's ground contact
+ * (stiffening the loop) break. On the clip (e = e' = 0) qdd = a_d and tau = psi. Tan et al.
+ * predict the position with the velocity at the step's start; our integrator moves q with
+ * v+, which puts h^2 K in the matrix as well. Returns false if the matrix is not positive
+ * definite (then the caller uses the explicit form). */
+static bool stable_pd(fb_tracker* tr, double h) {
+    const fb_model* m = tr->m;
+    const int nv = m->nv, r0 = tr->floating_root ? 6 : 0;
+    fb_data* d = tr->dspd;
+    memcpy(d->q, tr->d->q, (size_t)m->nq * sizeof(double));
+    memcpy(d->qd, tr->d->qd, (size_t)nv * sizeof(double));
+    fb_crba(m, d);
+    fb_bias(m, d, tr->bias);
+    /* a kinematic root's acceleration is known: what its rows ask for (add_rows) */
+    const bool root_known = tr->floating_root && tr->g.root.mode == FB_ROOT_KINEMATIC;
+    for (int k = 0; k < r0; k++) {
+        tr->qdd[k] = root_known ? tr->ad[k] + tr->root_kp * tr->e[k] + tr->root_kd * tr->ed[k]
+                                : 0.0;
+    }
+    const int u0 = root_known ? r0 : 0, n = nv - u0;
+    double* A = tr->A;
+    double* x = tr->qdd + u0;
+    for (int i = u0; i < nv; i++) {
+        const double* Mi = d->M + (size_t)i * (size_t)nv;
+        for (int j = u0; j < nv; j++) {
+            A[(size_t)(i - u0) * (size_t)n + (size_t)(j - u0)] = Mi[j];
+        }
+        double rhs = tr->tau[i] - tr->bias[i]; /* root rows: the wrench root_wrench set */
+        if (i >= r0) {
+            const double K = tr->K[i], D = tr->D[i];
+            rhs = tr->psi[i] - tr->bias[i] + K * (tr->e[i] + h * tr->ed[i] + h * h * tr->ad[i]) +
+                  D * (tr->ed[i] + h * tr->ad[i]);
+            A[(size_t)(i - u0) * (size_t)n + (size_t)(i - u0)] += h * D + h * h * K;
+        }
+        for (int j = 0; j < u0; j++) {
+            rhs -= Mi[j] * tr->qdd[j];
+        }
+        x[i - u0] = rhs;
+    }
+    if (!fb_chol_factor(A, n)) {
+        return false;
+    }
+    fb_chol_solve(A, n, x);
+    for (int j = r0; j < nv; j++) {
+        const double da = h * (tr->ad[j] - tr->qdd[j]);
+        tr->tau[j] = tr->psi[j] + tr->K[j] * (tr->e[j] + h * tr->ed[j] + h * da) +
+                     tr->D[j] * (tr->ed[j] + da);
+    }
+    return true;
+}
+
+/* Joint torques for this substep (the root's come from root_wrench, before): pd, or the
+ * feedforward alone (accel: the rows do the rest); clamped to each joint's limit. */
+static void joint_torques(fb_tracker* tr, double h) {
+    const fb_model* m = tr->m;
+    const int r0 = tr->floating_root ? 6 : 0;
+    bool done = false;
+    if (tr->g.controller == FB_CTRL_PD) {
+        pd_gains(tr);
+        done = stable_pd(tr, h);
+    }
+    for (int j = r0; j < m->nv; j++) {
+        if (!done) {
+            tr->tau[j] = tr->psi[j];
+            if (tr->g.controller == FB_CTRL_PD) { /* explicit PD, if the matrix failed */
+                tr->tau[j] += tr->K[j] * tr->e[j] + tr->D[j] * tr->ed[j];
+            }
+        }
+    }
+    tr->bound = 0;
+    for (int b = 1; b < m->nbody; b++) {
+        if (m->jnv[b] == 0 || (tr->floating_root && b == 1)) {
+            continue;
+        }
+        for (int k = 0; k < m->jnv[b]; k++) {
+            const int j = m->v_adr[b] + k;
+            const double want = tr->tau[j];
+            tr->tau[j] = clampd(want, tr->jg[b].torque_limit);
             tr->bound += (tr->tau[j] != want);
         }
     }
@@ -226,15 +315,14 @@ static fb_status add_rows(fb_tracker* tr, fb_csys* cs, fb_error* err) {
 static fb_status hook(void* user, fb_world* w, fb_hook_phase phase, double t, double h,
                       fb_csys* cs, fb_error* err) {
     (void)w;
-    (void)h;
     fb_tracker* tr = user;
     if (phase == FB_HOOK_FORCES) {
         tr->t = t - tr->t0;
         fb_ref_at(tr->m, tr->ref, tr->t, tr->qd, tr->vd, tr->ad, tr->psi, tr->tmp);
         tracking_error(tr);
         memset(tr->tau, 0, (size_t)tr->m->nv * sizeof(double));
-        joint_torques(tr);
         root_wrench(tr);
+        joint_torques(tr, h);
         memcpy(tr->d->tau, tr->tau, (size_t)tr->m->nv * sizeof(double));
         tr->tot.force_impulse += tr->assist_f * h;
         tr->tot.torque_impulse += tr->assist_n * h;
@@ -251,6 +339,8 @@ void fb_tracker_destroy(fb_tracker* tr) {
     }
     const fb_allocator a = tr->alloc;
     fb_data_destroy(tr->dref);
+    fb_data_destroy(tr->dspd);
+    fb_free(&a, tr->A);
     fb_free(&a, tr->jg);
     fb_free(&a, tr->kp_acc);
     fb_free(&a, tr->qd);
@@ -301,22 +391,20 @@ fb_tracker* fb_tracker_create(fb_world* w, int art, const fb_ref* ref, const fb_
     tr->g = *g;
     const size_t nb = (size_t)m->nbody, nv = (size_t)m->nv;
     tr->jg = fb_alloc(&a, nb * sizeof(fb_joint_gains));
-    tr->kp_acc = fb_alloc(&a, 3 * nb * sizeof(double));
-    tr->qd = fb_alloc(&a, ((size_t)m->nq + 8 * nv) * sizeof(double));
+    tr->kp_acc = fb_alloc(&a, 2 * nb * sizeof(double));
+    tr->qd = fb_alloc(&a, ((size_t)m->nq + 12 * nv) * sizeof(double));
     tr->measured = fb_alloc(&a, nb * sizeof(bool));
     tr->dref = fb_data_create(m, &a, err);
-    if (!tr->jg || !tr->kp_acc || !tr->qd || !tr->measured || !tr->dref) {
+    const bool pd = g->controller == FB_CTRL_PD;
+    tr->dspd = pd ? fb_data_create(m, &a, err) : NULL;
+    tr->A = pd ? fb_alloc(&a, nv * nv * sizeof(double)) : NULL;
+    if (!tr->jg || !tr->kp_acc || !tr->qd || !tr->measured || !tr->dref ||
+        (pd && (!tr->dspd || !tr->A))) {
         fb_tracker_destroy(tr);
         fb_fail(err, FB_ENOMEM, "tracker: out of memory");
         return NULL;
     }
     tr->kd_acc = tr->kp_acc + nb;
-    tr->inertia = tr->kd_acc + nb;
-    tr->h = fb_world_options(w)->dt;
-    if (fb_joint_effective_inertia(m, ref->q, tr->inertia, err) != FB_OK) {
-        fb_tracker_destroy(tr);
-        return NULL;
-    }
     tr->vd = tr->qd + m->nq;
     tr->ad = tr->vd + nv;
     tr->psi = tr->ad + nv;
@@ -325,6 +413,11 @@ fb_tracker* fb_tracker_create(fb_world* w, int art, const fb_ref* ref, const fb_
     tr->ed = tr->e + nv;
     tr->tau = tr->ed + nv;
     tr->applied = tr->tau + nv;
+    tr->K = tr->applied + nv;
+    tr->D = tr->K + nv;
+    tr->bias = tr->D + nv;
+    tr->qdd = tr->bias + nv;
+    memset(tr->K, 0, 2 * nv * sizeof(double));
     if (fb_gains_resolve(g, m, tr->jg, err) != FB_OK) {
         fb_tracker_destroy(tr);
         return NULL;
@@ -334,7 +427,12 @@ fb_tracker* fb_tracker_create(fb_world* w, int art, const fb_ref* ref, const fb_
                              &tr->kd_acc[b]);
         tr->measured[b] = b > 0 && (!joint_of_body || joint_of_body[b] >= 0);
     }
-    fb_gains_from_settle(g->root.settle_time, g->root.damping_ratio, &tr->root_kp, &tr->root_kd);
+    if (g->root.mode == FB_ROOT_KINEMATIC) {
+        fb_gains_from_settle(KINEMATIC_ROOT_SETTLE, 1.0, &tr->root_kp, &tr->root_kd);
+    } else {
+        fb_gains_from_settle(g->root.settle_time, g->root.damping_ratio, &tr->root_kp,
+                             &tr->root_kd);
+    }
     tr->floating_root = m->nbody > 1 && m->jtype[1] == FB_JOINT_FLOATING;
     if (tr->floating_root) {
         /* the composite inertia of the whole body in root coordinates = M's root block */

@@ -3,6 +3,7 @@
  * judged here, only that it runs and prints its table). */
 #define _POSIX_C_SOURCE 200809L /* popen, mkdtemp */
 #include <dirent.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -165,6 +166,85 @@ START_TEST(convert_writes_whole_files_or_none) {
 }
 END_TEST
 
+/* Whether two files have the same bytes. */
+static bool same_bytes(const char* a, const char* b) {
+    FILE* fa = fopen(a, "rb");
+    FILE* fb = fopen(b, "rb");
+    bool same = fa && fb;
+    while (same) {
+        const int ca = fgetc(fa), cb = fgetc(fb);
+        same = ca == cb;
+        if (ca == EOF) {
+            break;
+        }
+    }
+    if (fa) {
+        fclose(fa);
+    }
+    if (fb) {
+        fclose(fb);
+    }
+    return same;
+}
+
+START_TEST(simulate_writes_its_outputs_or_explains) {
+    char dir[] = "/tmp/fbsimXXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char cmd[4096];
+    const char* clip = FB_DATA_DIR "/131_01.bvh";
+    /* errors: exit 2 with the reason, nothing written */
+    snprintf(cmd, sizeof cmd, "simulate '%s' -o '%s/a.bvh' --hit time=1,target=LeftForeArm "
+             "--frames 100:300 --quiet", clip, dir);
+    ck_assert_int_eq(run(cmd, buf, sizeof buf), 2);
+    ck_assert_msg(strstr(buf, "'LeftForeArm' is not a joint") && strstr(buf, "LeftElbow"), "%s",
+                  buf);
+    snprintf(cmd, sizeof cmd, "simulate '%s' -o '%s/a.bvh' --hit time=1,target=Head,speed=fast",
+             clip, dir);
+    ck_assert_int_eq(run(cmd, buf, sizeof buf), 2);
+    ck_assert_msg(strstr(buf, "speed: expected a speed"), "%s", buf);
+    snprintf(cmd, sizeof cmd, "simulate '%s' -o '%s'", clip, clip);
+    ck_assert_int_eq(run(cmd, buf, sizeof buf), 2);
+    ck_assert_ptr_nonnull(strstr(buf, "refusing to overwrite"));
+    ck_assert_int_eq(run("simulate", buf, sizeof buf), 2);
+    ck_assert_int_eq(run("simulate --help", buf, sizeof buf), 0);
+    ck_assert_ptr_nonnull(strstr(buf, "usage: featherbone simulate"));
+    DIR* d = opendir(dir);
+    int entries = 0;
+    for (struct dirent* e; (e = readdir(d));) {
+        entries += e->d_name[0] != '.';
+    }
+    closedir(d);
+    ck_assert_int_eq(entries, 0);
+    /* a run, twice: every output, the same bytes */
+    for (int k = 0; k < 2; k++) {
+        snprintf(cmd, sizeof cmd, "simulate '%s' -o '%s/%c.bvh' --hit time=0.8,target=LeftElbow "
+                 "--random-hits 1 --seed 5 --frames 100:300 --report '%s/%c.json' --quiet",
+                 clip, dir, 'a' + k, dir, 'a' + k);
+        ck_assert_int_eq(run(cmd, buf, sizeof buf), 0);
+        ck_assert_msg(strstr(buf, "hit 1 (LeftElbow at 0.80 s)"), "%s", buf);
+    }
+    const char* ext[] = {".bvh", ".balls.json", ".json"};
+    for (int k = 0; k < 3; k++) {
+        char pa[600], pb[600];
+        snprintf(pa, sizeof pa, "%s/a%s", dir, ext[k]);
+        snprintf(pb, sizeof pb, "%s/b%s", dir, ext[k]);
+        ck_assert_msg(access(pa, R_OK) == 0, "%s missing", pa);
+        ck_assert_msg(same_bytes(pa, pb), "%s and %s differ", pa, pb);
+    }
+    /* the simulated clip reads back: the input's skeleton, 199 frames at 120 fps */
+    snprintf(cmd, sizeof cmd, "info '%s/a.bvh'", dir);
+    ck_assert_int_eq(run(cmd, buf, sizeof buf), 0);
+    ck_assert_msg(strstr(buf, "31 joints") && strstr(buf, "at 120 fps"), "%s", buf);
+    const char* names[] = {"a.bvh", "a.balls.json", "a.json", "b.bvh", "b.balls.json", "b.json"};
+    for (int k = 0; k < 6; k++) {
+        char p[600];
+        snprintf(p, sizeof p, "%s/%s", dir, names[k]);
+        unlink(p);
+    }
+    rmdir(dir);
+}
+END_TEST
+
 static Suite* cli_suite(void) {
     Suite* s = suite_create("cli");
     TCase* tc = tcase_create("cli");
@@ -177,6 +257,7 @@ static Suite* cli_suite(void) {
     tcase_add_test(tc, bench_peers_runs_or_says_why_not);
     tcase_add_test(tc, export_model_writes_mjcf);
     tcase_add_test(tc, convert_writes_whole_files_or_none);
+    tcase_add_test(tc, simulate_writes_its_outputs_or_explains);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -170,3 +170,48 @@ int clip_args_load(clip_args* a, bool character, fb_clip** clip, fb_character** 
     }
     return EXIT_OK;
 }
+
+/* Options shared by both commands; returns 1 if taken, 0 if not, -1 on a bad value. */
+int ctrl_args_take(const char* cmd, ctrl_args* c, int argc, char** argv, int* i) {
+    const char* opt = argv[*i];
+    const char* val = (*i + 1 < argc) ? argv[*i + 1] : NULL;
+    if (strcmp(opt, "-o") == 0 || strcmp(opt, "--output") == 0) {
+        if (!val) {
+            fprintf(stderr, "featherbone %s: %s: expected a file\n", cmd, opt);
+            return -1;
+        }
+        c->out = val;
+    } else if (strcmp(opt, "--rate") == 0) {
+        char* end = NULL;
+        const double v = val ? strtod(val, &end) : 0.0;
+        if (!val || *end != '\0' || !(v >= 30.0) || v > 10000.0) {
+            fprintf(stderr, "featherbone %s: --rate: expected 30 to 10000 Hz, found '%s'\n", cmd,
+                    val ? val : "(nothing)");
+            return -1;
+        }
+        c->rate = v;
+    } else if (strcmp(opt, "--controller") == 0) {
+        if (!val || (strcmp(val, "pd") != 0 && strcmp(val, "accel") != 0)) {
+            fprintf(stderr, "featherbone %s: --controller: expected pd or accel, found '%s'\n",
+                    cmd, val ? val : "(nothing)");
+            return -1;
+        }
+        c->controller = strcmp(val, "pd") == 0 ? FB_CTRL_PD : FB_CTRL_ACCEL;
+    } else if (strcmp(opt, "--root") == 0) {
+        const char* modes[] = {"kinematic", "assisted", "free"};
+        c->root = -1;
+        for (int k = 0; val && k < 3; k++) {
+            c->root = strcmp(val, modes[k]) == 0 ? k : c->root;
+        }
+        if (c->root < 0) {
+            fprintf(stderr,
+                    "featherbone %s: --root: expected kinematic, assisted or free, found '%s'\n",
+                    cmd, val ? val : "(nothing)");
+            return -1;
+        }
+    } else {
+        return 0;
+    }
+    (*i)++;
+    return 1;
+}

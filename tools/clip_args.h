@@ -36,4 +36,17 @@ const char* data_file(const char* name, char* buf, size_t cap);
 /* Exit code for a library status: 2 for bad input, 1 otherwise. */
 int exit_code_for(fb_status s);
 
+/* Options of the commands that track a clip (torques, gains init, simulate). */
+typedef struct ctrl_args {
+    const char* out; /* -o, --output */
+    double rate;     /* --rate HZ */
+    int controller;  /* --controller pd|accel, -1 = not given */
+    int root;        /* --root kinematic|assisted|free, -1 = not given */
+} ctrl_args;
+
+/* If argv[*i] is one of -o/--output, --rate, --controller, --root, consumes it and its value
+ * and returns 1; 0 when it is not one; -1 after printing an error (prefixed "featherbone
+ * <cmd>") for a bad value. */
+int ctrl_args_take(const char* cmd, ctrl_args* c, int argc, char** argv, int* i);
+
 #endif /* FB_TOOLS_CLIP_ARGS_H */

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "bench_constraints.h"
+#include "bench_simulate.h"
 #include "stand.h"
 #include "bench_dynamics.h"
 #ifdef FB_HAVE_PEERS
@@ -11,7 +12,7 @@
 #include "commands.h"
 
 static const char USAGE[] =
-    "usage: featherbone bench [dynamics|constraints] [options]\n"
+    "usage: featherbone bench [dynamics|constraints|simulate] [options]\n"
     "\n"
     "Times ABA (forward dynamics), RNEA (inverse dynamics) and CRBA (mass matrix) per call\n"
     "on the models of BENCH_MODELS.md, cycling through 16 random states. The algorithms are\n"
@@ -34,6 +35,14 @@ static const char USAGE[] =
     "full ABA call; then the full world step (fb_world_step) of the humanoid standing under\n"
     "PD torques, split into dynamics, collision, K build and PGS. With --peers (humanoid\n"
     "selected) the same world step is also timed against MuJoCo's mj_step with PGS.\n"
+    "\n"
+    "bench simulate: the character of the CMU walk (data/131_01.bvh) tracking the whole clip\n"
+    "at 240 Hz (accel controller, kinematic root, gains init) with ground contact while two\n"
+    "balls (0.45 kg, r 0.11 m, 10 m/s) hit its left forearm and chest, stepped by fb_sim as\n"
+    "`featherbone simulate` does; --rounds runs after a warm-up run (default 5). Prints the\n"
+    "real-time factor (simulated s per wall s: median, p10, p90, every run) and the time per\n"
+    "step split by the world's timers.\n"
+    "  --clip PATH    another clip (the bundled rules must fit it)\n"
     "\n"
     "Build with the release preset for meaningful numbers.\n";
 
@@ -96,6 +105,45 @@ static int run_constraints(const bench_options* opt) {
         printf("%-12s %10.2f %10.2f %10.2f\n", bench_spart_name((bench_spart)p), r.step[p].median,
                r.step[p].p10, r.step[p].p90);
     }
+    return EXIT_OK;
+}
+
+static int run_simulate(const bench_options* opt, const char* clip) {
+    bench_sim_result r;
+    fb_error err;
+    if (bench_simulate_run(opt, clip, &r, &err) != 0) {
+        fprintf(stderr, "featherbone bench simulate: %s\n", err.msg);
+        return EXIT_FAIL;
+    }
+    printf("featherbone %s bench simulate: %s, %d bodies, %d dof + 2 balls; 240 Hz, accel, "
+           "kinematic root, ground; %d steps = %.3f s simulated per run\n",
+           FB_VERSION_STRING, r.clip, r.nbody - 1, r.nv, r.steps, r.sim_seconds);
+    printf("real-time factor over %d runs: median %.2fx  p10 %.2fx  p90 %.2fx  (min %.2fx)\n",
+           r.runs, r.rtf_stat.median, r.rtf_stat.p10, r.rtf_stat.p90, r.rtf_stat.min);
+    printf("runs:");
+    for (int k = 0; k < r.runs; k++) {
+        printf(" %.2fx", r.rtf[k]);
+    }
+    printf("\nper step (the median run), us:\n");
+    for (int p = 0; p < BSIM_NPART; p++) {
+        printf("  %-10s %8.2f\n", bench_sim_part_name((bench_sim_part)p), r.part[p]);
+    }
+    printf("  %-10s %8.2f\n", "rest", r.part[BSIM_TOTAL] - r.part[BSIM_DYNAMICS] -
+                                          r.part[BSIM_BUILD] - r.part[BSIM_SOLVE] -
+                                          r.part[BSIM_COLLISION]);
+    printf("  %-10s %8.2f  (fb_sim_step outside the world step: launches, impulses, frames)\n",
+           "outside", r.rest);
+    printf("per step: %.1f contacts, %.1f rows, %.1f PGS sweeps; %ld substeps, %ld halvings, "
+           "%ld impacts\n",
+           r.contacts, r.rows, r.sweeps, r.substeps, r.halvings, r.impacts);
+    printf("balls touched: forearm %s, chest %s; peak error of the struck body %.1f cm, "
+           "%.1f cm\n",
+           r.touched[0] ? "yes" : "no", r.touched[1] ? "yes" : "no", 100.0 * r.peak_err[0],
+           100.0 * r.peak_err[1]);
+    printf("tracking: MPJPE mean %.4f cm, max %.4f cm; final q hash %016llx\n",
+           100.0 * r.mpjpe_mean, 100.0 * r.mpjpe_max, r.q_hash);
+    printf("target (issue 7): >= 30x real time -- %s\n",
+           r.rtf_stat.median >= 30.0 ? "met" : "missed");
     return EXIT_OK;
 }
 
@@ -169,11 +217,15 @@ int cmd_bench(int argc, char** argv) {
     unsigned chosen = 0;
     bool peers = false;
     int i = 0;
-    bool constraints = false;
+    bool constraints = false, simulate = false;
+    const char* clip = NULL;
     if (argc > 0 && strcmp(argv[0], "dynamics") == 0) {
         i = 1;
     } else if (argc > 0 && strcmp(argv[0], "constraints") == 0) {
         constraints = true;
+        i = 1;
+    } else if (argc > 0 && strcmp(argv[0], "simulate") == 0) {
+        simulate = true;
         i = 1;
     }
     for (; i < argc; i++) {
@@ -186,6 +238,13 @@ int cmd_bench(int argc, char** argv) {
             opt.quiet = true;
         } else if (strcmp(a, "--peers") == 0) {
             peers = true;
+        } else if (strcmp(a, "--clip") == 0 && simulate) {
+            if (!val) {
+                fprintf(stderr, "featherbone bench simulate: --clip: expected a path\n");
+                return EXIT_USAGE;
+            }
+            clip = val;
+            i++;
         } else if (strcmp(a, "--model") == 0) {
             const int k = val ? model_index(val) : -1;
             if (k < 0) {
@@ -222,6 +281,9 @@ int cmd_bench(int argc, char** argv) {
     }
     if (constraints) {
         return run_constraints(&opt);
+    }
+    if (simulate) {
+        return run_simulate(&opt, clip);
     }
     bench_result res[BENCH_NMODEL];
     fb_error err;

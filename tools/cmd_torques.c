@@ -28,58 +28,6 @@ static const char GAINS_USAGE[] =
     "torque limit at three times its largest feedforward torque. Every field is documented in\n"
     "docs/CONTROL.md.\n";
 
-typedef struct ctrl_args {
-    const char* out;
-    double rate;
-    int controller; /* -1 = as the gains say */
-    int root;
-} ctrl_args;
-
-/* Options shared by both commands; returns 1 if taken, 0 if not, -1 on a bad value. */
-static int take(const char* cmd, ctrl_args* c, int argc, char** argv, int* i) {
-    const char* opt = argv[*i];
-    const char* val = (*i + 1 < argc) ? argv[*i + 1] : NULL;
-    if (strcmp(opt, "-o") == 0 || strcmp(opt, "--output") == 0) {
-        if (!val) {
-            fprintf(stderr, "featherbone %s: %s: expected a file\n", cmd, opt);
-            return -1;
-        }
-        c->out = val;
-    } else if (strcmp(opt, "--rate") == 0) {
-        char* end = NULL;
-        const double v = val ? strtod(val, &end) : 0.0;
-        if (!val || *end != '\0' || !(v >= 30.0) || v > 10000.0) {
-            fprintf(stderr, "featherbone %s: --rate: expected 30 to 10000 Hz, found '%s'\n", cmd,
-                    val ? val : "(nothing)");
-            return -1;
-        }
-        c->rate = v;
-    } else if (strcmp(opt, "--controller") == 0) {
-        if (!val || (strcmp(val, "pd") != 0 && strcmp(val, "accel") != 0)) {
-            fprintf(stderr, "featherbone %s: --controller: expected pd or accel, found '%s'\n",
-                    cmd, val ? val : "(nothing)");
-            return -1;
-        }
-        c->controller = strcmp(val, "pd") == 0 ? FB_CTRL_PD : FB_CTRL_ACCEL;
-    } else if (strcmp(opt, "--root") == 0) {
-        const char* modes[] = {"kinematic", "assisted", "free"};
-        c->root = -1;
-        for (int k = 0; val && k < 3; k++) {
-            c->root = strcmp(val, modes[k]) == 0 ? k : c->root;
-        }
-        if (c->root < 0) {
-            fprintf(stderr,
-                    "featherbone %s: --root: expected kinematic, assisted or free, found '%s'\n",
-                    cmd, val ? val : "(nothing)");
-            return -1;
-        }
-    } else {
-        return 0;
-    }
-    (*i)++;
-    return 1;
-}
-
 /* Parses the command line of either command; returns an exit code or -1 to go on. */
 static int parse(const char* cmd, const char* usage, int argc, char** argv, clip_args* a,
                  ctrl_args* c) {
@@ -90,7 +38,7 @@ static int parse(const char* cmd, const char* usage, int argc, char** argv, clip
             fputs(usage, stdout);
             return EXIT_OK;
         }
-        int took = take(cmd, c, argc, argv, &i);
+        int took = ctrl_args_take(cmd, c, argc, argv, &i);
         if (took == 0) {
             took = clip_args_take(a, argc, argv, &i, true);
         }

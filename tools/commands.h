@@ -12,6 +12,8 @@ int cmd_convert(int argc, char** argv);
 int cmd_export_model(int argc, char** argv);
 int cmd_torques(int argc, char** argv);
 int cmd_gains(int argc, char** argv);
+int cmd_simulate(int argc, char** argv);
+int cmd_batch(int argc, char** argv);
 
 /* Exit codes. */
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };

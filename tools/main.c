@@ -15,6 +15,9 @@ static const char USAGE[] =
     "  info        a clip's skeleton, frames, units and the character built from it\n"
     "  convert     a clip through featherbone and back out as BVH (convert --help)\n"
     "  export-model  a clip's character (or a benchmark scene) as MuJoCo XML\n"
+    "  simulate    the character tracks its clip while balls hit it; writes the simulated\n"
+    "              clip (BVH), the balls and a report (simulate --help)\n"
+    "  batch       the simulate jobs of a JSON Lines manifest, N at once (batch --help)\n"
     "  torques     the feedforward joint torques of a clip (inverse dynamics), as CSV\n"
     "  gains init  a starting gains file for tracking a clip\n"
     "  selfcheck   check the dynamics on the bundled humanoid and Bender tree\n"
@@ -76,10 +79,16 @@ int main(int argc, char** argv) {
     if (strcmp(cmd, "torques") == 0) {
         return cmd_torques(argc - 2, argv + 2);
     }
+    if (strcmp(cmd, "simulate") == 0) {
+        return cmd_simulate(argc - 2, argv + 2);
+    }
+    if (strcmp(cmd, "batch") == 0) {
+        return cmd_batch(argc - 2, argv + 2);
+    }
     if (strcmp(cmd, "gains") == 0) {
         return cmd_gains(argc - 2, argv + 2);
     }
-    fprintf(stderr, "featherbone: unknown command '%s' (expected one of: info, convert, export-model, selfcheck, bench, help)\n",
+    fprintf(stderr, "featherbone: unknown command '%s' (expected one of: simulate, batch, info, convert, export-model, torques, gains, selfcheck, bench, help)\n",
             cmd);
     return EXIT_USAGE;
 }

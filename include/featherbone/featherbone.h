@@ -11,6 +11,7 @@
 #include "dynamics.h"
 #include "collision.h"
 #include "world.h"
+#include "sim.h"
 #include "constraint.h"
 #include "control.h"
 #include "mocap.h"

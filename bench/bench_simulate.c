@@ -1,0 +1,220 @@
+/* The tracked walk hit by two balls, timed (see bench_simulate.h). Uses the public API only. */
+#include "bench_simulate.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef FB_DATA_DIR
+#define FB_DATA_DIR "data"
+#endif
+
+/* The scene: the simulation rate and the two hits (fb_hit_parse specs; mass 0.45 kg, radius
+ * 0.11 m and 10 m/s are the defaults, written out for the reader). */
+#define SIM_RATE 240.0
+#define NBALL 2
+static const char* const HIT_SPECS[NBALL] = {
+    "time=1.5,target=LeftElbow,speed=10,mass=0.45,radius=0.11,from=left",
+    "time=3.0,target=Chest,speed=10,mass=0.45,radius=0.11,from=front",
+};
+
+static const char* const PART_NAMES[BSIM_NPART] = {"step", "dynamics", "K build", "PGS",
+                                                   "collision"};
+
+const char* bench_sim_part_name(bench_sim_part p) {
+    return (p >= 0 && p < BSIM_NPART) ? PART_NAMES[p] : "?";
+}
+
+/* Everything shared by the runs. */
+typedef struct sim_setup {
+    fb_clip* clip;
+    fb_character* ch;
+    fb_gains g;
+    fb_hit hit[NBALL];
+} sim_setup;
+
+static void setup_destroy(sim_setup* s) {
+    fb_character_destroy(s->ch);
+    fb_clip_destroy(s->clip);
+}
+
+/* The clip, its character (bundled rules), the gains of `gains init` with the accel controller
+ * and a kinematic root, and the hits. */
+static int setup_create(sim_setup* s, const char* clip, fb_error* err) {
+    memset(s, 0, sizeof *s);
+    fb_rules* rules = malloc(sizeof *rules);
+    if (!rules) {
+        snprintf(err->msg, sizeof err->msg, "bench simulate: out of memory");
+        return -1;
+    }
+    int rc = -1;
+    fb_ref* ref = NULL;
+    s->clip = fb_clip_load(clip, NULL, NULL, err);
+    if (!s->clip || fb_rules_load(FB_DATA_DIR "/character_rules.json", rules, err) != FB_OK) {
+        goto done;
+    }
+    fb_build_opts bo = fb_default_build_opts();
+    bo.rules = rules;
+    s->ch = fb_character_build(s->clip, &bo, err);
+    ref = s->ch ? fb_ref_from_clip(s->clip, s->ch, SIM_RATE, 0, 0, NULL, err) : NULL;
+    if (!ref || fb_gains_init(s->ch->model, ref, &s->g, err) != FB_OK) {
+        goto done;
+    }
+    s->g.rate = SIM_RATE;
+    s->g.controller = FB_CTRL_ACCEL;
+    s->g.root.mode = FB_ROOT_KINEMATIC;
+    rc = 0;
+    for (int k = 0; k < NBALL && rc == 0; k++) {
+        rc = fb_hit_parse(HIT_SPECS[k], &s->hit[k], err) == FB_OK ? 0 : -1;
+    }
+done:
+    fb_ref_destroy(ref);
+    free(rules);
+    if (rc != 0) {
+        setup_destroy(s);
+    }
+    return rc;
+}
+
+static unsigned long long fnv1a(const void* p, size_t n) {
+    const unsigned char* b = p;
+    unsigned long long h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) {
+        h = (h ^ b[i]) * 1099511628211ull;
+    }
+    return h;
+}
+
+typedef struct run_out {
+    double wall;
+    double part[BSIM_NPART]; /* s, totals */
+    long steps, substeps, halvings, impacts;
+    double contacts, rows, sweeps; /* sums over steps */
+    int touched[NBALL];
+    double mpjpe_sum, mpjpe_max;
+    int frames;
+    double peak_err[NBALL];
+    unsigned long long q_hash;
+} run_out;
+
+/* One run over the whole clip: fb_sim_create untimed, then fb_sim_step to the end timed. */
+static int run_once(const sim_setup* s, run_out* out, fb_error* err) {
+    memset(out, 0, sizeof *out);
+    fb_sim* sim = fb_sim_create(s->clip, s->ch, &s->g, s->hit, NBALL, NULL, err);
+    if (!sim) {
+        return -1;
+    }
+    fb_world* w = fb_sim_world(sim);
+    fb_world_reset_stats(w);
+    int rc = -1;
+    const double t0 = bench_now_s();
+    while (!fb_sim_done(sim)) {
+        if (fb_sim_step(sim, err) != FB_OK) {
+            goto done;
+        }
+        const fb_world_stats* st = fb_world_get_stats(w);
+        out->steps++;
+        out->contacts += st->contacts;
+        out->rows += st->rows;
+        out->sweeps += st->iterations;
+    }
+    out->wall = bench_now_s() - t0;
+    const fb_world_stats* st = fb_world_get_stats(w);
+    out->part[BSIM_TOTAL] = st->t_total;
+    out->part[BSIM_DYNAMICS] = st->t_dynamics;
+    out->part[BSIM_BUILD] = st->t_build;
+    out->part[BSIM_SOLVE] = st->t_solve;
+    out->part[BSIM_COLLISION] = st->t_collision;
+    out->substeps = st->substeps;
+    out->halvings = st->halvings;
+    out->impacts = st->impacts;
+    int nf = 0;
+    const fb_sim_frame* fr = fb_sim_frames(sim, &nf);
+    for (int f = 0; f < nf; f++) {
+        out->mpjpe_sum += fr[f].metrics.mpjpe;
+        out->mpjpe_max = fmax(out->mpjpe_max, fr[f].metrics.mpjpe);
+    }
+    out->frames = nf;
+    const fb_hit_result* hr = fb_sim_hits(sim);
+    for (int k = 0; k < NBALL; k++) {
+        out->touched[k] = hr[k].touched;
+        out->peak_err[k] = hr[k].peak_err;
+    }
+    out->q_hash = fnv1a(fb_world_data(w, 0)->q, (size_t)s->ch->model->nq * sizeof(double));
+    rc = 0;
+done:
+    fb_sim_destroy(sim);
+    return rc;
+}
+
+static int cmp_run(const void* a, const void* b) {
+    const double x = ((const run_out*)a)->wall, y = ((const run_out*)b)->wall;
+    return (x > y) - (x < y);
+}
+
+int bench_simulate_run(const bench_options* opt, const char* clip, bench_sim_result* out,
+                       fb_error* err) {
+    memset(out, 0, sizeof *out);
+    out->clip = clip ? clip : FB_DATA_DIR "/131_01.bvh";
+    sim_setup s;
+    if (setup_create(&s, out->clip, err) != 0) {
+        return -1;
+    }
+    const int runs = opt->rounds < BENCH_SIM_MAX_RUNS ? opt->rounds : BENCH_SIM_MAX_RUNS;
+    run_out* r = calloc((size_t)runs + 1, sizeof *r);
+    int rc = -1;
+    if (!r) {
+        snprintf(err->msg, sizeof err->msg, "bench simulate: out of memory");
+        goto done;
+    }
+    for (int k = -1; k < runs; k++) { /* run -1 warms up */
+        if (!opt->quiet) {
+            fprintf(stderr, "\rbench simulate: run %d/%d", k + 1, runs);
+            fflush(stderr);
+        }
+        if (run_once(&s, &r[k < 0 ? runs : k], err) != 0) {
+            goto done;
+        }
+    }
+    if (!opt->quiet) {
+        fprintf(stderr, "\r%40s\r", "");
+    }
+    const run_out* first = &r[0];
+    out->nbody = s.ch->model->nbody;
+    out->nv = s.ch->model->nv;
+    out->steps = (int)first->steps;
+    out->sim_seconds = (double)first->steps / SIM_RATE;
+    out->runs = runs;
+    double rtf[BENCH_SIM_MAX_RUNS];
+    for (int k = 0; k < runs; k++) {
+        out->wall[k] = r[k].wall;
+        out->rtf[k] = rtf[k] = out->sim_seconds / r[k].wall;
+    }
+    out->rtf_stat = bench_stats(rtf, runs);
+    out->contacts = first->contacts / (double)first->steps;
+    out->rows = first->rows / (double)first->steps;
+    out->sweeps = first->sweeps / (double)first->steps;
+    out->substeps = first->substeps;
+    out->halvings = first->halvings;
+    out->impacts = first->impacts;
+    out->mpjpe_mean = first->mpjpe_sum / (first->frames ? first->frames : 1);
+    out->mpjpe_max = first->mpjpe_max;
+    out->q_hash = first->q_hash;
+    for (int k = 0; k < NBALL; k++) {
+        out->touched[k] = first->touched[k];
+        out->peak_err[k] = first->peak_err[k];
+    }
+    /* the split of the median run (by wall time) */
+    qsort(r, (size_t)runs, sizeof *r, cmp_run);
+    const run_out* med = &r[runs / 2];
+    for (int p = 0; p < BSIM_NPART; p++) {
+        out->part[p] = med->part[p] / (double)med->steps * 1e6;
+    }
+    out->rest = (med->wall - med->part[BSIM_TOTAL]) / (double)med->steps * 1e6;
+    rc = 0;
+done:
+    free(r);
+    setup_destroy(&s);
+    return rc;
+}

@@ -1,0 +1,197 @@
+/* featherbone: a character tracking its clip while balls hit it [Cline §5.2].
+ *
+ * fb_sim puts a clip's character (tracked by fb_tracker with the given gains) and one free
+ * ball per hit into a world with ground contact, launches each ball so that it reaches its aim
+ * point on the target body at the hit time, steps the world over the clip and records, at the
+ * clip's own frame rate, the character's joint positions, the balls, the tracking metrics,
+ * the joint torques and the contact forces. See docs/SIMULATE.md.
+ *
+ * A ball is a real dynamic body from its launch on: gravity, contact with the character, the
+ * ground and the other balls, restitution and friction. Before its launch it waits, at rest,
+ * far from everything. It is launched `distance` from the aim point along `from`, on the
+ * ballistic path that reaches the aim point (where the clip puts it) at the hit time, moving
+ * at `speed` along the line of flight when gravity is ignored.
+ *
+ * Everything is allocated by fb_sim_create; stepping allocates nothing. Same inputs, same
+ * results, bit for bit. */
+#ifndef FEATHERBONE_SIM_H
+#define FEATHERBONE_SIM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base.h"
+#include "control.h"
+#include "mocap.h"
+#include "types.h"
+#include "world.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- hits ------------------------------------------------------------------------------ */
+
+/* Named directions a ball can come from, in the character's heading frame at the hit time
+ * (front = the way the character faces, projected on the ground). */
+typedef enum fb_hit_from {
+    FB_FROM_FRONT = 0,
+    FB_FROM_BACK,
+    FB_FROM_LEFT,
+    FB_FROM_RIGHT,
+    FB_FROM_ABOVE,
+    FB_FROM_VECTOR /* `dir`, world axes */
+} fb_hit_from;
+
+typedef struct fb_hit {
+    double time;              /* s of the clip at which the ball reaches the aim point */
+    char target[FB_NAME_MAX]; /* the struck body, named by the clip joint that drives it */
+    double speed;             /* m/s */
+    double mass;              /* kg */
+    double radius;            /* m */
+    fb_hit_from from;         /* where the ball comes from (default front) */
+    fb_v3 dir;                /* FB_FROM_VECTOR: unit vector from the aim point toward the
+                                 launch point, world axes */
+    fb_v3 offset;             /* aim point relative to the body's centre of mass, body
+                                 coordinates (m); default 0 */
+    double restitution;       /* of the ball (default 0.5); a contact uses the larger of the
+                                 two sides' */
+    double distance;          /* m from the aim point at launch (default 1) */
+} fb_hit;
+
+/* Defaults: time 1 s, no target, 10 m/s, 0.45 kg, radius 0.11 m, from front, restitution
+ * 0.5, distance 1 m. */
+FB_API fb_hit fb_default_hit(void);
+
+/* Parses "time=1.2,target=LeftElbow,speed=10,mass=0.45,radius=0.11[,from=front|back|left|
+ * right|above|X:Y:Z][,offset=X:Y:Z][,restitution=E][,distance=D]" over fb_default_hit().
+ * `target` and `time` are required. FB_EINVAL names the field and what was expected. */
+FB_API fb_status fb_hit_parse(const char* spec, fb_hit* hit, fb_error* err);
+
+/* Writes a hit back as a spec fb_hit_parse reads (every field). */
+FB_API void fb_hit_format(const fb_hit* hit, char* buf, size_t cap);
+
+/* Draws n hits reproducibly from `seed`: targets among the character's bodies that carry
+ * shapes (not the root), directions among the named ones, times uniform over
+ * [t_min, t_max], speed 6-14 m/s, mass 0.3-1 kg, radius 0.08-0.12 m. The generator is
+ * featherbone's own (splitmix64), so the draw is the same on every platform. */
+FB_API fb_status fb_hits_random(const fb_character* ch, int n, uint64_t seed, double t_min,
+                                double t_max, fb_hit* out, fb_error* err);
+
+/* Reads hits from JSON: {"hits": [{"time": 1.2, "target": "LeftElbow", ...}, ...]} with the
+ * fields of fb_hit ("from": a name or [x, y, z]; "offset": [x, y, z]). Fills at most cap hits
+ * into out and their count into *n. FB_EINVAL names the file, the hit's index and field. */
+FB_API fb_status fb_hits_load(const char* path, fb_hit* out, int cap, int* n, fb_error* err);
+
+/* ---- the simulation -------------------------------------------------------------------- */
+
+#define FB_SIM_MAX_BALLS (FB_CSYS_MAX_ART - 1)
+
+/* Body parts for the per-part error. */
+typedef enum fb_part {
+    FB_PART_TORSO = 0,
+    FB_PART_HEAD,
+    FB_PART_LEFT_ARM,
+    FB_PART_RIGHT_ARM,
+    FB_PART_LEFT_LEG,
+    FB_PART_RIGHT_LEG,
+    FB_NPART
+} fb_part;
+FB_API const char* fb_part_name(fb_part p);
+
+typedef struct fb_sim_opts {
+    int first, last;        /* clip frames to track (last = 0: to the end) */
+    const fb_fit_opts* fit; /* NULL = per-joint cross-validation */
+    bool self_collision;    /* the character's non-adjacent bodies collide (default false) */
+    double ball_mu;         /* ball friction (default 0.5) */
+    double recover_tol;     /* m: a hit is recovered from when the struck body is back within
+                               this of the clip after its peak (default 0.02) */
+} fb_sim_opts;
+FB_API fb_sim_opts fb_default_sim_opts(void);
+
+/* One recorded frame (at the clip's frame rate). */
+typedef struct fb_sim_frame {
+    double time;                /* s since the start of the simulation */
+    fb_track_metrics metrics;   /* tracking against the clip */
+    double part_err[FB_NPART];  /* m: mean position error of each part's joints */
+    double ground_force;        /* N: magnitude of the ground's force on the character (normal
+                                   and friction, impacts included), averaged since the last
+                                   recorded frame */
+    double ball_force;          /* N: the same summed over the balls' contacts with it */
+} fb_sim_frame;
+
+/* What became of one hit. */
+typedef struct fb_hit_result {
+    fb_hit hit;
+    int body;                 /* the target body */
+    double launch_time;       /* s */
+    fb_v3 launch_pos, launch_vel;
+    bool touched;             /* the ball touched the character */
+    double contact_time;      /* s, first touch */
+    fb_v3 impulse;            /* N s: total impulse the ball gave the character */
+    fb_v3 ball_dp;            /* N s: the ball's change of momentum over its contact with the
+                                 character, gravity's impulse over that time taken out */
+    double peak_err;          /* m: largest distance of the aim point on the struck body from
+                                 where the clip puts it, within 1 s after the hit */
+    double peak_time;         /* s */
+    double recover_time;      /* s after the hit until that distance is back within
+                                 recover_tol after its peak (0: it never left; NaN: not within
+                                 the clip) */
+    double mpjpe_recover_time; /* s after the hit until the MPJPE is within recover_tol, from
+                                  the struck body's return on (NaN: not within the clip) */
+} fb_hit_result;
+
+typedef struct fb_sim fb_sim;
+
+/* A simulation of `clip`'s character `ch` tracking frames first..last of the clip with gains
+ * g (its rate is the step rate) while `nhit` balls hit it (at most FB_SIM_MAX_BALLS). A hit
+ * whose target names no body is FB_EINVAL listing the valid names; a hit too early for its
+ * ball to fly `distance` at `speed` is FB_EINVAL. clip and ch must outlive the simulation. */
+FB_API fb_sim* fb_sim_create(const fb_clip* clip, const fb_character* ch, const fb_gains* g,
+                             const fb_hit* hits, int nhit, const fb_sim_opts* opts,
+                             fb_error* err);
+FB_API void fb_sim_destroy(fb_sim* s);
+
+/* One world step (1 / rate), with the balls launched on time and a frame recorded when the
+ * step reaches one. FB_ENUMERIC on a blow-up names the time and the joint. */
+FB_API fb_status fb_sim_step(fb_sim* s, fb_error* err);
+
+/* Steps to the end of the clip; progress(user, fraction) after every recorded frame when not
+ * NULL. */
+FB_API fb_status fb_sim_run(fb_sim* s, void (*progress)(void* user, double fraction),
+                            void* user, fb_error* err);
+
+FB_API bool fb_sim_done(const fb_sim* s);
+FB_API double fb_sim_time(const fb_sim* s);
+FB_API double fb_sim_duration(const fb_sim* s);
+FB_API fb_world* fb_sim_world(fb_sim* s);
+FB_API fb_tracker* fb_sim_tracker(fb_sim* s);
+FB_API const fb_ref* fb_sim_ref(const fb_sim* s);
+
+/* The recorded frames so far (*n of them) and the character's q (nq per frame) and the
+ * balls' positions (3 per ball per frame, world, m) at them. */
+FB_API const fb_sim_frame* fb_sim_frames(const fb_sim* s, int* n);
+FB_API const double* fb_sim_frame_q(const fb_sim* s, int frame);
+FB_API const double* fb_sim_frame_balls(const fb_sim* s, int frame);
+/* How far each hit's aim point on its body is from where the clip puts it (nball, m) at a
+ * recorded frame: what peak_err and recover_time are computed from. */
+FB_API const double* fb_sim_frame_hit_err(const fb_sim* s, int frame);
+/* Torques (nv, fb_tracker_torques) at a recorded frame. */
+FB_API const double* fb_sim_frame_tau(const fb_sim* s, int frame);
+
+FB_API int fb_sim_nball(const fb_sim* s);
+/* The hits' outcomes (nball), complete once the simulation is done. */
+FB_API const fb_hit_result* fb_sim_hits(const fb_sim* s);
+/* The part each body belongs to (by its name and its parent's part). */
+FB_API fb_part fb_sim_body_part(const fb_sim* s, int body);
+
+/* The simulated motion (the recorded frames' q) as an fb_motion at the clip's frame rate, for
+ * fb_motion_write_bvh. The caller destroys it. */
+FB_API fb_motion* fb_sim_motion(const fb_sim* s, fb_error* err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FEATHERBONE_SIM_H */

@@ -1,0 +1,734 @@
+/* fb_sim: a character tracking its clip while balls hit it [Cline §5.2]. The world, the tracker,
+ * the balls' launches, and what is recorded at the clip's frame rate for the exports and the
+ * report. */
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "featherbone/dynamics.h"
+#include "featherbone/sim.h"
+#include "math/quat.h"
+#include "math/vec3.h"
+#include "util/error.h"
+
+/* Where a ball waits before its launch: far from the character and from each other, high
+ * above the ground (m). */
+#define PARK_X 1000.0
+#define PARK_SPACING 10.0
+#define PARK_Y 100.0
+
+/* A ball's three translation bodies carry this fraction of its mass each (the model needs
+ * positive masses; see ball_model). */
+#define BALL_CARRIER_FRACTION 1e-9
+
+struct fb_sim {
+    const fb_clip* clip;
+    const fb_character* ch;
+    fb_sim_opts o;
+    fb_ref* ref;
+    fb_world* w;
+    fb_tracker* tr;
+    double dt;      /* world step (s) */
+    double clip_dt; /* recording interval (s) */
+    int nball;
+    fb_model* ball_m[FB_SIM_MAX_BALLS];
+    double ball_mass[FB_SIM_MAX_BALLS];
+    bool launched[FB_SIM_MAX_BALLS];
+    fb_hit_result hit[FB_SIM_MAX_BALLS];
+    fb_part* part;      /* (nbody) */
+    int part_count[FB_NPART];
+    double* body_err;   /* (nbody) scratch */
+    fb_data* refd;      /* the reference pose, for aim points */
+    double* tmp;        /* (nv) scratch of fb_ref_at */
+    int nrec, rec_cap;
+    fb_sim_frame* frames; /* (rec_cap) */
+    double* rec_q;        /* (rec_cap x nq) */
+    double* rec_tau;      /* (rec_cap x nv) */
+    double* rec_balls;    /* (rec_cap x nball x 3) */
+    double* rec_target;   /* (rec_cap x nball): how far each hit's aim point on its body is from
+                             where the clip puts it */
+    fb_v3 imp_ground;                /* N s since the last recorded frame: ground on the */
+    fb_v3 imp_ball[FB_SIM_MAX_BALLS]; /* character, and each ball on the character */
+    double imp_time;                 /* s those cover */
+    bool finished;
+};
+
+fb_sim_opts fb_default_sim_opts(void) {
+    return (fb_sim_opts){.first = 0,
+                         .last = 0,
+                         .fit = NULL,
+                         .self_collision = false,
+                         .ball_mu = 0.5,
+                         .recover_tol = 0.02};
+}
+
+static const char* const PART_NAMES[FB_NPART] = {"torso",     "head",     "left arm",
+                                                 "right arm", "left leg", "right leg"};
+
+const char* fb_part_name(fb_part p) {
+    return (p >= 0 && p < FB_NPART) ? PART_NAMES[p] : "?";
+}
+
+/* ---- body parts ---------------------------------------------------------------------------- */
+
+static bool has_word(const char* lower, const char* const* words) {
+    for (int k = 0; words[k]; k++) {
+        if (strstr(lower, words[k])) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static const char* const LEG_WORDS[] = {"hip", "leg", "knee", "ankle", "foot", "toe", "thigh",
+                                        "shin", "calf", NULL};
+static const char* const ARM_WORDS[] = {"shoulder", "arm",   "elbow", "wrist", "hand",
+                                        "finger",   "thumb", "collar", "clav", NULL};
+
+/* -1 no side, 0 left, 1 right: "Left..."/"Right...", "LHipJoint"/"RThumb" (a capital L or R
+ * before another capital), "lhand"/"rhand" (l or r before a limb word). */
+static int side_of(const char* name, const char* lower) {
+    if (strncmp(lower, "left", 4) == 0) {
+        return 0;
+    }
+    if (strncmp(lower, "right", 5) == 0) {
+        return 1;
+    }
+    const bool cap = (name[0] == 'L' || name[0] == 'R') && isupper((unsigned char)name[1]);
+    const bool limb = (name[0] == 'l' || name[0] == 'r') &&
+                      (has_word(lower + 1, LEG_WORDS) || has_word(lower + 1, ARM_WORDS)) &&
+                      strlen(lower) < 8;
+    if (cap || limb) {
+        return lower[0] == 'l' ? 0 : 1;
+    }
+    return -1;
+}
+
+/* The part of each body: by its name where that says (head or neck; a side and a limb word),
+ * else its parent's. */
+static void classify_parts(const fb_model* m, fb_part* part) {
+    part[0] = FB_PART_TORSO;
+    for (int b = 1; b < m->nbody; b++) {
+        char lower[FB_NAME_MAX];
+        size_t k = 0;
+        for (; m->name[b][k] && k + 1 < sizeof lower; k++) {
+            lower[k] = (char)tolower((unsigned char)m->name[b][k]);
+        }
+        lower[k] = '\0';
+        const int side = side_of(m->name[b], lower);
+        static const char* const HEAD_WORDS[] = {"head", "neck", NULL};
+        if (has_word(lower, HEAD_WORDS)) {
+            part[b] = FB_PART_HEAD;
+        } else if (side >= 0 && has_word(lower, LEG_WORDS)) {
+            part[b] = side == 0 ? FB_PART_LEFT_LEG : FB_PART_RIGHT_LEG;
+        } else if (side >= 0 && has_word(lower, ARM_WORDS)) {
+            part[b] = side == 0 ? FB_PART_LEFT_ARM : FB_PART_RIGHT_ARM;
+        } else {
+            part[b] = part[m->parent[b]];
+        }
+    }
+}
+
+fb_part fb_sim_body_part(const fb_sim* s, int body) {
+    const fb_model* m = s->ch->model;
+    return (body >= 0 && body < m->nbody) ? s->part[body] : FB_PART_TORSO;
+}
+
+/* ---- the character's heading ---------------------------------------------------------------- */
+
+/* The direction the rest pose faces (horizontal, unit): left x up, with "left" the mean of
+ * (left joint - right joint) over the clip's mirrored joint names. (0, 0, 1) when the clip has
+ * no such pairs. */
+static fb_v3 rest_forward(const fb_clip* c) {
+    fb_v3* p = calloc((size_t)c->njoint + 1, sizeof(fb_v3));
+    if (!p) {
+        return fb_v3_make(0.0, 0.0, 1.0);
+    }
+    fb_clip_rest_positions(c, p, NULL);
+    fb_v3 left = fb_v3_zero();
+    for (int i = 0; i < c->njoint; i++) {
+        const char* n = c->joint[i].name;
+        char mirror[FB_NAME_MAX + 8];
+        if (strncmp(n, "Left", 4) == 0) {
+            snprintf(mirror, sizeof mirror, "Right%s", n + 4);
+        } else if (n[0] == 'L' || n[0] == 'l') {
+            snprintf(mirror, sizeof mirror, "%c%s", n[0] == 'L' ? 'R' : 'r', n + 1);
+        } else {
+            continue;
+        }
+        const int j = fb_clip_joint_by_name(c, mirror);
+        if (j >= 0) {
+            left = fb_v3_add(left, fb_v3_sub(p[i], p[j]));
+        }
+    }
+    free(p);
+    left.y = 0.0;
+    const double n = fb_v3_norm(left);
+    if (!(n > 1e-6)) {
+        return fb_v3_make(0.0, 0.0, 1.0);
+    }
+    const fb_v3 up = {0.0, 1.0, 0.0};
+    return fb_v3_scale(fb_v3_cross(left, up), 1.0 / n);
+}
+
+/* ---- balls ----------------------------------------------------------------------------------- */
+
+/* A ball of mass `mass` and radius r: three prismatic joints along the world axes, then a
+ * spherical joint at the centre. Not a floating joint: a floating joint's linear velocity is in
+ * body axes and semi-implicit Euler turns it with the body (docs/DYNAMICS.md), so a spinning ball's
+ * world momentum would drift by O(h^2 w^2 v) per step; with world-axis prismatic joints it
+ * changes by exactly the impulses the ball receives, which the report and the momentum test
+ * rely on. The translation bodies carry a negligible mass (the model wants positive masses). */
+static fb_model* ball_model(double mass, double r, int index, fb_error* err) {
+    fb_model* m = fb_model_create(4, NULL, err);
+    if (!m) {
+        return NULL;
+    }
+    const double carrier = BALL_CARRIER_FRACTION * mass;
+    const double rho = (mass - 3.0 * carrier) / (4.0 / 3.0 * FB_PI * r * r * r);
+    const fb_v3 axes[3] = {{1.0, 0.0, 0.0}, {0.0, 1.0, 0.0}, {0.0, 0.0, 1.0}};
+    static const char* const NAMES[4] = {"x", "y", "z", "ball"};
+    fb_status s = FB_OK;
+    int body = 0;
+    for (int k = 0; k < 4 && s == FB_OK; k++) {
+        char name[FB_NAME_MAX];
+        snprintf(name, sizeof name, "ball%d_%s", index, NAMES[k]);
+        fb_body_def def = fb_default_body_def();
+        def.name = name;
+        def.parent = body;
+        if (k < 3) {
+            def.joint = FB_JOINT_PRISMATIC;
+            def.axis = axes[k];
+            def.inertia = fb_rbi_from_mass_com(carrier, fb_v3_zero(), fb_m3_zero());
+        } else {
+            def.joint = FB_JOINT_SPHERICAL;
+            def.inertia = fb_rbi_sphere(rho, r, fb_v3_zero());
+        }
+        s = fb_model_add_body(m, &def, &body, err);
+    }
+    fb_shape sh = {0};
+    sh.type = FB_SHAPE_SPHERE;
+    sh.body = body;
+    sh.radius = r;
+    sh.p0 = fb_v3_zero();
+    if (s == FB_OK) {
+        s = fb_model_add_shape(m, &sh, err);
+    }
+    if (s == FB_OK) {
+        s = fb_model_finalize(m, err);
+    }
+    if (s != FB_OK) {
+        fb_model_destroy(m);
+        return NULL;
+    }
+    return m;
+}
+
+/* Puts ball k at p with velocity v (world), not spinning. */
+static void ball_set(fb_sim* s, int k, fb_v3 p, fb_v3 v) {
+    fb_data* d = fb_world_data(s->w, 1 + k);
+    d->q[0] = p.x;
+    d->q[1] = p.y;
+    d->q[2] = p.z;
+    fb_quat_store(d->q + 3, fb_quat_identity());
+    memset(d->qd, 0, 6 * sizeof(double));
+    d->qd[0] = v.x;
+    d->qd[1] = v.y;
+    d->qd[2] = v.z;
+    d->stage = 0;
+}
+
+static fb_v3 ball_pos(fb_sim* s, int k) {
+    const double* q = fb_world_data(s->w, 1 + k)->q;
+    return fb_v3_make(q[0], q[1], q[2]);
+}
+
+static fb_v3 ball_vel(fb_sim* s, int k) {
+    const double* qd = fb_world_data(s->w, 1 + k)->qd;
+    return fb_v3_make(qd[0], qd[1], qd[2]);
+}
+
+static fb_v3 gravity(const fb_sim* s) {
+    return s->ch->model->opt.gravity;
+}
+
+/* A hit's aim point in its body's coordinates. */
+static fb_v3 aim_local(const fb_model* m, const fb_hit_result* r) {
+    const int b = r->body;
+    return fb_v3_add(fb_v3_scale(m->I[b].h, 1.0 / m->I[b].m), r->hit.offset);
+}
+
+/* The launch of hit k: the aim point where the reference puts it at the hit time, the
+ * direction in the heading frame there, and the ballistic path that reaches the aim point
+ * then. */
+static fb_status plan_launch(fb_sim* s, int k, fb_v3 forward_rest, fb_error* err) {
+    const fb_model* m = s->ch->model;
+    fb_hit_result* r = &s->hit[k];
+    const fb_hit* h = &r->hit;
+    const double flight = h->distance / h->speed;
+    const double dur = fb_ref_duration(s->ref);
+    if (h->time - flight < 0.0 || h->time > dur) {
+        return fb_fail(err, FB_EINVAL,
+                       "hit %d (%s at %.3f s): expected a time between %.3f s (a ball at %g m/s "
+                       "needs %.3f s to fly %g m) and the end of the clip at %.3f s",
+                       k + 1, h->target, h->time, flight, h->speed, flight, h->distance, dur);
+    }
+    int f = (int)lround(h->time / s->ref->dt);
+    f = f < 0 ? 0 : (f >= s->ref->nframe ? s->ref->nframe - 1 : f);
+    memcpy(s->refd->q, s->ref->q + (size_t)f * (size_t)m->nq, (size_t)m->nq * sizeof(double));
+    fb_kinematics_pos(m, s->refd);
+    const fb_v3 aim = fb_point_pos(m, s->refd, r->body, aim_local(m, r));
+    /* heading: the rest pose's forward turned by the root (body 1, floating) */
+    const fb_quat root = fb_quat_load(s->refd->q + m->q_adr[1] + 3);
+    fb_v3 fwd = fb_quat_rotate(root, forward_rest);
+    fwd.y = 0.0;
+    fwd = fb_v3_norm(fwd) > 1e-6 ? fb_v3_scale(fwd, 1.0 / fb_v3_norm(fwd))
+                                 : fb_v3_make(0.0, 0.0, 1.0);
+    const fb_v3 up = {0.0, 1.0, 0.0};
+    const fb_v3 left = fb_v3_cross(up, fwd);
+    fb_v3 dir;
+    switch (h->from) {
+    case FB_FROM_FRONT: dir = fwd; break;
+    case FB_FROM_BACK: dir = fb_v3_neg(fwd); break;
+    case FB_FROM_LEFT: dir = left; break;
+    case FB_FROM_RIGHT: dir = fb_v3_neg(left); break;
+    case FB_FROM_ABOVE: dir = up; break;
+    default: dir = h->dir; break;
+    }
+    const fb_v3 p0 = fb_v3_add(aim, fb_v3_scale(dir, h->distance));
+    const fb_v3 g = gravity(s);
+    /* p0 + v0 T + g T^2 / 2 = aim */
+    const fb_v3 v0 = fb_v3_sub(fb_v3_scale(fb_v3_sub(aim, p0), 1.0 / flight),
+                               fb_v3_scale(g, 0.5 * flight));
+    r->launch_time = h->time - flight;
+    r->launch_pos = p0;
+    r->launch_vel = v0;
+    return FB_OK;
+}
+
+/* Launches the balls whose time has come (at the step nearest their launch time, on their
+ * path: the state the path has at the current time) and parks the others. */
+static void place_balls(fb_sim* s) {
+    const double t = fb_tracker_time(s->tr);
+    const fb_v3 g = gravity(s);
+    for (int k = 0; k < s->nball; k++) {
+        if (s->launched[k]) {
+            continue;
+        }
+        const fb_hit_result* r = &s->hit[k];
+        if (t >= r->launch_time - 0.5 * s->dt) {
+            const double tau = t - r->launch_time;
+            const fb_v3 p = fb_v3_add(fb_v3_add(r->launch_pos, fb_v3_scale(r->launch_vel, tau)),
+                                      fb_v3_scale(g, 0.5 * tau * tau));
+            ball_set(s, k, p, fb_v3_add(r->launch_vel, fb_v3_scale(g, tau)));
+            s->launched[k] = true;
+        } else {
+            ball_set(s, k, fb_v3_make(PARK_X + PARK_SPACING * k, PARK_Y, 0.0), fb_v3_zero());
+        }
+    }
+}
+
+/* ---- recording ------------------------------------------------------------------------------ */
+
+static void record(fb_sim* s) {
+    if (s->nrec >= s->rec_cap) {
+        return;
+    }
+    const fb_model* m = s->ch->model;
+    const int f = s->nrec++;
+    fb_sim_frame* fr = &s->frames[f];
+    memset(fr, 0, sizeof *fr);
+    fb_tracker_measure(s->tr, &fr->metrics, s->body_err);
+    fr->time = fr->metrics.time;
+    for (int b = 1; b < m->nbody; b++) {
+        if (s->ch->joint_of_body[b] >= 0) {
+            fr->part_err[s->part[b]] += s->body_err[b];
+        }
+    }
+    for (int p = 0; p < FB_NPART; p++) {
+        fr->part_err[p] /= s->part_count[p] > 0 ? s->part_count[p] : 1;
+    }
+    /* mean forces since the last recorded frame (a ball's contact lasts a few steps and falls
+     * between frames) */
+    const double span = s->imp_time > 0.0 ? s->imp_time : 1.0; /* 0 at the first frame */
+    s->imp_time = 0.0;
+    fr->ground_force = fb_v3_norm(s->imp_ground) / span;
+    s->imp_ground = fb_v3_zero();
+    for (int k = 0; k < s->nball; k++) {
+        fr->ball_force += fb_v3_norm(s->imp_ball[k]) / span;
+        s->imp_ball[k] = fb_v3_zero();
+        const fb_v3 p = ball_pos(s, k);
+        double* bp = s->rec_balls + ((size_t)f * (size_t)s->nball + (size_t)k) * 3;
+        bp[0] = p.x;
+        bp[1] = p.y;
+        bp[2] = p.z;
+    }
+    const fb_data* d = fb_world_data(s->w, 0);
+    if (s->nball > 0) { /* the aim points in the simulated and the reference pose */
+        fb_kinematics_pos(m, fb_world_data(s->w, 0));
+        fb_ref_at(m, s->ref, fr->time, s->refd->q, NULL, NULL, NULL, s->tmp);
+        fb_kinematics_pos(m, s->refd);
+    }
+    for (int k = 0; k < s->nball; k++) {
+        const fb_v3 p = aim_local(m, &s->hit[k]);
+        const int b = s->hit[k].body;
+        s->rec_target[(size_t)f * (size_t)s->nball + (size_t)k] = fb_v3_norm(fb_v3_sub(
+            fb_point_pos(m, d, b, p), fb_point_pos(m, s->refd, b, p)));
+    }
+    memcpy(s->rec_q + (size_t)f * (size_t)m->nq, d->q, (size_t)m->nq * sizeof(double));
+    memcpy(s->rec_tau + (size_t)f * (size_t)m->nv, fb_tracker_torques(s->tr),
+           (size_t)m->nv * sizeof(double));
+}
+
+/* A hit's peak is looked for within this long after it (s): the struck body is pushed away
+ * within a few tenths of a second; later errors belong to the tracking, not to the hit. */
+#define HIT_WINDOW 1.0
+
+static bool in_window(double t, double t_hit) {
+    return t >= t_hit && t <= t_hit + HIT_WINDOW;
+}
+
+/* Seconds after `t_hit` until `err(frame)` is back below tol after its peak within
+ * HIT_WINDOW of the hit (the first frame after that peak where it is); 0 when it does not
+ * exceed tol in the window, NaN when it does not come back within the recorded frames. */
+static double recovery(const fb_sim* s, double t_hit, const double* err, size_t stride) {
+    int peak = -1;
+    for (int f = 0; f < s->nrec; f++) {
+        const double e = err[(size_t)f * stride];
+        if (in_window(s->frames[f].time, t_hit) && e > s->o.recover_tol &&
+            (peak < 0 || e > err[(size_t)peak * stride])) {
+            peak = f;
+        }
+    }
+    if (peak < 0) {
+        return 0.0;
+    }
+    for (int f = peak + 1; f < s->nrec; f++) {
+        if (err[(size_t)f * stride] <= s->o.recover_tol) {
+            return s->frames[f].time - t_hit;
+        }
+    }
+    return NAN;
+}
+
+/* Peak errors and recovery times of every hit, from the recorded frames. */
+static void finish(fb_sim* s) {
+    double* mpjpe = calloc((size_t)s->nrec + 1, sizeof(double));
+    for (int f = 0; mpjpe && f < s->nrec; f++) {
+        mpjpe[f] = s->frames[f].metrics.mpjpe;
+    }
+    for (int k = 0; k < s->nball; k++) {
+        fb_hit_result* r = &s->hit[k];
+        const double t_hit = r->touched ? fmin(r->contact_time, r->hit.time) : r->hit.time;
+        r->peak_err = 0.0;
+        r->peak_time = NAN;
+        for (int f = 0; f < s->nrec; f++) {
+            const double e = s->rec_target[(size_t)f * (size_t)s->nball + (size_t)k];
+            if (in_window(s->frames[f].time, t_hit) && e > r->peak_err) {
+                r->peak_err = e;
+                r->peak_time = s->frames[f].time;
+            }
+        }
+        r->recover_time = recovery(s, t_hit, s->rec_target + k, (size_t)s->nball);
+        /* the whole body: the first frame from the struck body's return on with the MPJPE
+         * within the tolerance */
+        r->mpjpe_recover_time = NAN;
+        for (int f = 0; mpjpe && !isnan(r->recover_time) && f < s->nrec; f++) {
+            if (s->frames[f].time >= t_hit + r->recover_time - 1e-9 &&
+                mpjpe[f] <= s->o.recover_tol) {
+                r->mpjpe_recover_time = s->frames[f].time - t_hit;
+                break;
+            }
+        }
+    }
+    free(mpjpe);
+    s->finished = true;
+}
+
+/* ---- create / step ------------------------------------------------------------------------- */
+
+void fb_sim_destroy(fb_sim* s) {
+    if (!s) {
+        return;
+    }
+    fb_tracker_destroy(s->tr);
+    fb_world_destroy(s->w);
+    for (int k = 0; k < s->nball; k++) {
+        fb_model_destroy(s->ball_m[k]);
+    }
+    fb_ref_destroy(s->ref);
+    fb_data_destroy(s->refd);
+    free(s->part);
+    free(s->body_err);
+    free(s->tmp);
+    free(s->frames);
+    free(s->rec_q);
+    free(s->rec_tau);
+    free(s->rec_balls);
+    free(s->rec_target);
+    free(s);
+}
+
+/* The body a hit's target names (a clip joint: its own body, or the body a dropped joint was
+ * frozen into); FB_EINVAL listing the valid names. */
+static fb_status find_target(const fb_clip* c, const fb_character* ch, const char* name,
+                             int k, int* body, fb_error* err) {
+    const int j = fb_clip_joint_by_name(c, name);
+    if (j >= 0 && ch->body_of_joint[j] > 0) {
+        *body = ch->body_of_joint[j];
+        return FB_OK;
+    }
+    char list[FB_ERROR_MSG_MAX];
+    size_t len = 0;
+    list[0] = '\0';
+    for (int i = 0; i < c->njoint && len + 1 < sizeof list; i++) {
+        const int n = snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "",
+                               c->joint[i].name);
+        len += n > 0 ? (size_t)n : 0;
+    }
+    return fb_fail(err, FB_EINVAL, "hit %d: target '%s' is not a joint of the clip (valid: %s)",
+                   k + 1, name, list);
+}
+
+fb_sim* fb_sim_create(const fb_clip* clip, const fb_character* ch, const fb_gains* g,
+                      const fb_hit* hits, int nhit, const fb_sim_opts* opts, fb_error* err) {
+    if (!clip || !ch || !g || (nhit > 0 && !hits)) {
+        fb_fail(err, FB_EINVAL, "simulation: clip, character and gains are required");
+        return NULL;
+    }
+    if (nhit < 0 || nhit > FB_SIM_MAX_BALLS) {
+        fb_fail(err, FB_EINVAL, "simulation: expected 0 to %d hits, found %d", FB_SIM_MAX_BALLS,
+                nhit);
+        return NULL;
+    }
+    const fb_model* m = ch->model;
+    fb_sim* s = calloc(1, sizeof *s);
+    if (!s) {
+        fb_fail(err, FB_ENOMEM, "simulation: out of memory");
+        return NULL;
+    }
+    s->clip = clip;
+    s->ch = ch;
+    s->o = opts ? *opts : fb_default_sim_opts();
+    s->nball = nhit;
+    s->dt = 1.0 / g->rate;
+    s->clip_dt = clip->frame_time;
+    fb_status st = FB_OK;
+    s->ref = fb_ref_from_clip(clip, ch, g->rate, s->o.first, s->o.last, s->o.fit, err);
+    s->refd = fb_data_create(m, NULL, err);
+    s->part = calloc((size_t)m->nbody, sizeof(fb_part));
+    s->body_err = calloc((size_t)m->nbody, sizeof(double));
+    s->tmp = calloc((size_t)m->nv, sizeof(double));
+    if (!s->ref || !s->refd || !s->part || !s->body_err || !s->tmp) {
+        if (s->ref && s->refd) {
+            fb_fail(err, FB_ENOMEM, "simulation: out of memory");
+        }
+        fb_sim_destroy(s);
+        return NULL;
+    }
+    classify_parts(m, s->part);
+    for (int b = 1; b < m->nbody; b++) {
+        s->part_count[s->part[b]] += ch->joint_of_body[b] >= 0;
+    }
+    for (int k = 0; k < nhit && st == FB_OK; k++) {
+        s->hit[k].hit = hits[k];
+        st = find_target(clip, ch, hits[k].target, k, &s->hit[k].body, err);
+        if (st == FB_OK) {
+            s->ball_m[k] = ball_model(hits[k].mass, hits[k].radius, k, err);
+            st = s->ball_m[k] ? FB_OK : FB_EINVAL;
+        }
+        if (st == FB_OK) {
+            s->ball_mass[k] = fb_model_mass(s->ball_m[k]);
+        }
+    }
+    const fb_v3 forward = rest_forward(clip);
+    for (int k = 0; k < nhit && st == FB_OK; k++) {
+        st = plan_launch(s, k, forward, err);
+    }
+    /* the world: the character, then the balls */
+    if (st == FB_OK) {
+        const fb_model* ms[FB_CSYS_MAX_ART];
+        ms[0] = m;
+        for (int k = 0; k < nhit; k++) {
+            ms[1 + k] = s->ball_m[k];
+        }
+        fb_world_opts wo = fb_default_world_opts();
+        wo.dt = s->dt;
+        s->w = fb_world_create(1 + nhit, ms, &wo, NULL, err);
+        st = s->w ? FB_OK : FB_EINVAL;
+    }
+    for (int k = 0; k < nhit && st == FB_OK; k++) {
+        st = fb_world_set_material(s->w, 1 + k, s->o.ball_mu, hits[k].restitution, err);
+    }
+    if (st == FB_OK) {
+        s->tr = fb_tracker_create(s->w, 0, s->ref, g, ch->joint_of_body, err);
+        st = s->tr ? FB_OK : FB_EINVAL;
+    }
+    if (st == FB_OK && s->o.self_collision) {
+        st = fb_world_set_self_collision_nonadjacent(s->w, 0, true, err);
+        if (st == FB_OK) {
+            st = fb_world_clear_self_collision_touching(s->w, 0, NULL, err);
+        }
+    }
+    /* recording: one frame per clip frame over the reference's duration */
+    if (st == FB_OK) {
+        s->rec_cap = (int)floor(fb_ref_duration(s->ref) / s->clip_dt + 1e-6) + 1;
+        const size_t n = (size_t)s->rec_cap;
+        s->frames = calloc(n, sizeof(fb_sim_frame));
+        s->rec_q = calloc(n * (size_t)m->nq, sizeof(double));
+        s->rec_tau = calloc(n * (size_t)m->nv, sizeof(double));
+        s->rec_balls = calloc(n * (size_t)nhit * 3 + 1, sizeof(double));
+        s->rec_target = calloc(n * (size_t)nhit + 1, sizeof(double));
+        if (!s->frames || !s->rec_q || !s->rec_tau || !s->rec_balls || !s->rec_target) {
+            st = fb_fail(err, FB_ENOMEM, "simulation: out of memory for %d frames", s->rec_cap);
+        }
+    }
+    if (st != FB_OK) {
+        fb_sim_destroy(s);
+        return NULL;
+    }
+    place_balls(s);
+    record(s);
+    fb_ok(err);
+    return s;
+}
+
+fb_status fb_sim_step(fb_sim* s, fb_error* err) {
+    place_balls(s);
+    fb_v3 v_before[FB_SIM_MAX_BALLS];
+    for (int k = 0; k < s->nball; k++) {
+        v_before[k] = ball_vel(s, k);
+    }
+    const fb_status st = fb_world_step(s->w, err);
+    if (st != FB_OK) {
+        return st;
+    }
+    const double t = fb_tracker_time(s->tr);
+    const fb_v3 g = gravity(s);
+    s->imp_time += s->dt;
+    s->imp_ground = fb_v3_add(s->imp_ground, fb_world_pair_impulse(s->w, 0, -1));
+    for (int k = 0; k < s->nball; k++) {
+        fb_hit_result* r = &s->hit[k];
+        const fb_v3 from_ball = fb_world_pair_impulse(s->w, 0, 1 + k);
+        s->imp_ball[k] = fb_v3_add(s->imp_ball[k], from_ball);
+        if (fb_v3_norm(from_ball) == 0.0) {
+            continue;
+        }
+        if (!r->touched) {
+            r->touched = true;
+            r->contact_time = t - s->dt;
+        }
+        r->impulse = fb_v3_add(r->impulse, from_ball);
+        /* the ball's own change of momentum over this step, less what gravity, the ground and
+         * the other balls gave it: what the character gave it */
+        fb_v3 dp = fb_v3_scale(fb_v3_sub(ball_vel(s, k), v_before[k]), s->ball_mass[k]);
+        dp = fb_v3_sub(dp, fb_v3_scale(g, s->ball_mass[k] * s->dt));
+        dp = fb_v3_sub(dp, fb_world_pair_impulse(s->w, 1 + k, -1));
+        for (int j = 0; j < s->nball; j++) {
+            dp = j == k ? dp : fb_v3_sub(dp, fb_world_pair_impulse(s->w, 1 + k, 1 + j));
+        }
+        r->ball_dp = fb_v3_add(r->ball_dp, dp);
+    }
+    while (s->nrec < s->rec_cap && t >= s->nrec * s->clip_dt - 0.5 * s->dt) {
+        record(s); /* a step longer than a frame records it twice */
+    }
+    if (fb_sim_done(s) && !s->finished) {
+        finish(s);
+    }
+    return FB_OK;
+}
+
+fb_status fb_sim_run(fb_sim* s, void (*progress)(void* user, double fraction), void* user,
+                     fb_error* err) {
+    int reported = s->nrec;
+    while (!fb_sim_done(s)) {
+        const fb_status st = fb_sim_step(s, err);
+        if (st != FB_OK) {
+            return st;
+        }
+        if (progress && s->nrec != reported) {
+            reported = s->nrec;
+            progress(user, (double)s->nrec / (double)s->rec_cap);
+        }
+    }
+    if (!s->finished) {
+        finish(s);
+    }
+    return fb_ok(err);
+}
+
+bool fb_sim_done(const fb_sim* s) {
+    return fb_tracker_done(s->tr) || s->nrec >= s->rec_cap;
+}
+
+double fb_sim_time(const fb_sim* s) {
+    return fb_tracker_time(s->tr);
+}
+
+double fb_sim_duration(const fb_sim* s) {
+    return fb_ref_duration(s->ref);
+}
+
+fb_world* fb_sim_world(fb_sim* s) {
+    return s->w;
+}
+
+fb_tracker* fb_sim_tracker(fb_sim* s) {
+    return s->tr;
+}
+
+const fb_ref* fb_sim_ref(const fb_sim* s) {
+    return s->ref;
+}
+
+const fb_sim_frame* fb_sim_frames(const fb_sim* s, int* n) {
+    *n = s->nrec;
+    return s->frames;
+}
+
+static int clamp_frame(const fb_sim* s, int f) {
+    return f < 0 ? 0 : (f >= s->nrec ? (s->nrec > 0 ? s->nrec - 1 : 0) : f);
+}
+
+const double* fb_sim_frame_q(const fb_sim* s, int frame) {
+    return s->rec_q + (size_t)clamp_frame(s, frame) * (size_t)s->ch->model->nq;
+}
+
+const double* fb_sim_frame_balls(const fb_sim* s, int frame) {
+    return s->rec_balls + (size_t)clamp_frame(s, frame) * (size_t)s->nball * 3;
+}
+
+const double* fb_sim_frame_hit_err(const fb_sim* s, int frame) {
+    return s->rec_target + (size_t)clamp_frame(s, frame) * (size_t)s->nball;
+}
+
+const double* fb_sim_frame_tau(const fb_sim* s, int frame) {
+    return s->rec_tau + (size_t)clamp_frame(s, frame) * (size_t)s->ch->model->nv;
+}
+
+int fb_sim_nball(const fb_sim* s) {
+    return s->nball;
+}
+
+const fb_hit_result* fb_sim_hits(const fb_sim* s) {
+    return s->hit;
+}
+
+fb_motion* fb_sim_motion(const fb_sim* s, fb_error* err) {
+    const fb_model* m = s->ch->model;
+    const fb_allocator a = fb_default_allocator();
+    fb_motion* mo = fb_alloc(&a, sizeof *mo);
+    double* q = fb_alloc(&a, (size_t)s->nrec * (size_t)m->nq * sizeof(double) + 1);
+    if (!mo || !q) {
+        fb_free(&a, mo);
+        fb_free(&a, q);
+        fb_fail(err, FB_ENOMEM, "simulation: out of memory for the motion");
+        return NULL;
+    }
+    memcpy(q, s->rec_q, (size_t)s->nrec * (size_t)m->nq * sizeof(double));
+    *mo = (fb_motion){.nframe = s->nrec, .nq = m->nq, .dt = s->clip_dt, .q = q, .alloc = a};
+    fb_ok(err);
+    return mo;
+}

@@ -1,0 +1,394 @@
+/* Ball hits (fb_sim, docs/SIMULATE.md):
+ *   hit specs, hits files and random draws parse, check and reproduce;
+ *   a 0.45 kg ball at 10 m/s on the forearm of the walk (kinematic root, the gains of `gains
+ *     init`) moves the forearm >= 5 cm off the clip, which is back within 2 cm within 1.5 s and
+ *     the whole body within 2 s;
+ *   the ball's own change of momentum over the contact (from its velocities) equals the
+ *     impulse the character received (from the contact multipliers) to 1e-6;
+ *   hits to the head (0.45 kg), the torso from behind (2 kg) and a shin (2 kg at 12 m/s: the
+ *     legs' gains hold the body up and are the stiffest) move the struck part >= 2 cm and it
+ *     recovers;
+ *   a hit too strong to recover from with an assisted root ends on the ground, without NaN and
+ *     without penetrating more than 1 cm;
+ *   the same inputs give bit-identical results. */
+#define _POSIX_C_SOURCE 200809L /* mkdtemp */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "featherbone/featherbone.h"
+#include "support.h"
+
+/* The first 400 frames (3.3 s) of the bundled walk: room for a hit at 1.2 s and its
+ * recovery. */
+#define WALK_FIRST 0
+#define WALK_LAST 400
+
+typedef struct walk {
+    fb_clip* clip;
+    fb_character* ch;
+    fb_gains g;
+} walk;
+
+static walk load_walk(fb_controller ctrl, fb_root_mode root) {
+    fb_error err;
+    walk w;
+    w.clip = fb_clip_load(FB_DATA_DIR "/131_01.bvh", NULL, NULL, &err);
+    ck_assert_msg(w.clip != NULL, "%s", err.msg);
+    static fb_rules rules;
+    ck_assert_msg(fb_rules_load(FB_DATA_DIR "/character_rules.json", &rules, &err) == FB_OK, "%s",
+                  err.msg);
+    fb_build_opts bo = fb_default_build_opts();
+    bo.rules = &rules;
+    w.ch = fb_character_build(w.clip, &bo, &err);
+    ck_assert_msg(w.ch != NULL, "%s", err.msg);
+    /* the gains `featherbone gains init` writes for the first 600 frames (5 s) */
+    fb_ref* r = fb_ref_from_clip(w.clip, w.ch, 240.0, WALK_FIRST, 600, NULL, &err);
+    ck_assert_msg(r != NULL, "%s", err.msg);
+    ck_assert_msg(fb_gains_init(w.ch->model, r, &w.g, &err) == FB_OK, "%s", err.msg);
+    fb_ref_destroy(r);
+    w.g.controller = ctrl;
+    w.g.root.mode = root;
+    return w;
+}
+
+static void free_walk(walk* w) {
+    fb_character_destroy(w->ch);
+    fb_clip_destroy(w->clip);
+}
+
+static fb_hit hit(const char* spec) {
+    fb_hit h;
+    fb_error err;
+    ck_assert_msg(fb_hit_parse(spec, &h, &err) == FB_OK, "%s: %s", spec, err.msg);
+    return h;
+}
+
+/* What one run measured. */
+typedef struct run_result {
+    fb_status status;
+    char msg[FB_ERROR_MSG_MAX];
+    double max_penetration; /* m, over every step */
+    double root_y_end, ref_root_y_end;
+    fb_hit_result hit[FB_SIM_MAX_BALLS];
+} run_result;
+
+static run_result run_frames(const walk* w, const fb_hit* hits, int nhit, int last) {
+    fb_error err;
+    fb_sim_opts o = fb_default_sim_opts();
+    o.first = WALK_FIRST;
+    o.last = last;
+    fb_sim* s = fb_sim_create(w->clip, w->ch, &w->g, hits, nhit, &o, &err);
+    ck_assert_msg(s != NULL, "%s", err.msg);
+    run_result r;
+    memset(&r, 0, sizeof r);
+    while (!fb_sim_done(s)) {
+        r.status = fb_sim_step(s, &err);
+        if (r.status != FB_OK) {
+            snprintf(r.msg, sizeof r.msg, "%s", err.msg);
+            break;
+        }
+        r.max_penetration = fmax(r.max_penetration,
+                                 fb_world_get_stats(fb_sim_world(s))->max_penetration);
+    }
+    const fb_model* m = w->ch->model;
+    const fb_ref* ref = fb_sim_ref(s);
+    r.root_y_end = fb_world_data(fb_sim_world(s), 0)->q[m->q_adr[1] + 1];
+    r.ref_root_y_end = ref->q[(size_t)(ref->nframe - 1) * (size_t)ref->nq + (size_t)m->q_adr[1] + 1];
+    memcpy(r.hit, fb_sim_hits(s), (size_t)nhit * sizeof(fb_hit_result));
+    fb_sim_destroy(s);
+    return r;
+}
+
+static run_result run(const walk* w, const fb_hit* hits, int nhit) {
+    return run_frames(w, hits, nhit, WALK_LAST);
+}
+
+static void print_hit(const char* what, const fb_hit_result* h) {
+    printf("%s: touched %d at %.3f s, impulse %.3f N s, peak %.2f cm at %.3f s, back within 2 cm "
+           "after %.3f s, whole body after %.3f s\n",
+           what, h->touched, h->contact_time,
+           sqrt(h->impulse.x * h->impulse.x + h->impulse.y * h->impulse.y +
+                h->impulse.z * h->impulse.z),
+           100.0 * h->peak_err, h->peak_time, h->recover_time, h->mpjpe_recover_time);
+}
+
+/* ---- hits ------------------------------------------------------------------------------- */
+
+static void expect_spec_error(const char* spec, const char* needle) {
+    fb_hit h;
+    fb_error err;
+    ck_assert_int_eq(fb_hit_parse(spec, &h, &err), FB_EINVAL);
+    ck_assert_msg(strstr(err.msg, needle) != NULL, "'%s': message '%s' lacks '%s'", spec, err.msg,
+                  needle);
+}
+
+START_TEST(hit_specs_parse_and_round_trip) {
+    const fb_hit h = hit("time=1.2,target=LeftElbow,speed=12,mass=0.5,radius=0.1,from=left,"
+                         "offset=0:0.02:0,restitution=0.3,distance=1.5");
+    ck_assert_double_eq(h.time, 1.2);
+    ck_assert_str_eq(h.target, "LeftElbow");
+    ck_assert_double_eq(h.speed, 12.0);
+    ck_assert_double_eq(h.mass, 0.5);
+    ck_assert_double_eq(h.radius, 0.1);
+    ck_assert_int_eq(h.from, FB_FROM_LEFT);
+    ck_assert_double_eq(h.offset.y, 0.02);
+    ck_assert_double_eq(h.restitution, 0.3);
+    ck_assert_double_eq(h.distance, 1.5);
+    const fb_hit d = hit("time=2,target=Head,from=0:0:-2");
+    ck_assert_int_eq(d.from, FB_FROM_VECTOR);
+    ck_assert_double_eq(d.dir.z, -1.0);
+    ck_assert_double_eq(d.speed, 10.0); /* defaults */
+    ck_assert_double_eq(d.mass, 0.45);
+    char buf[512];
+    fb_hit_format(&h, buf, sizeof buf);
+    const fb_hit back = hit(buf);
+    ck_assert_msg(back.time == h.time && strcmp(back.target, h.target) == 0 &&
+                      back.speed == h.speed && back.mass == h.mass && back.radius == h.radius &&
+                      back.from == h.from && back.offset.y == h.offset.y &&
+                      back.restitution == h.restitution && back.distance == h.distance,
+                  "format/parse round trip: %s", buf);
+    fb_hit_format(&d, buf, sizeof buf);
+    const fb_hit dback = hit(buf);
+    ck_assert_msg(dback.from == FB_FROM_VECTOR && dback.dir.z == d.dir.z, "%s", buf);
+    expect_spec_error("target=LeftElbow", "time=");
+    expect_spec_error("time=1", "target=");
+    expect_spec_error("time=1,target=A,speed=-3", "speed");
+    expect_spec_error("time=1,target=A,sped=3", "unknown key 'sped'");
+    expect_spec_error("time=1,target=A,from=sideways", "from");
+    expect_spec_error("time=1,target=A,from=0:0:0", "non-zero");
+    expect_spec_error("time=1,target=A,offset=1:2", "offset");
+    expect_spec_error("time=1,target=A,restitution=1.5", "restitution");
+    expect_spec_error("time=1,target=A,mass", "key=value");
+}
+END_TEST
+
+static void write_text(const char* path, const char* text) {
+    FILE* f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+START_TEST(hits_files_load_and_name_their_errors) {
+    char dir[] = "/tmp/fb_hitsXXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char path[300];
+    snprintf(path, sizeof path, "%s/hits.json", dir);
+    write_text(path, "{\"hits\": [{\"time\": 1.2, \"target\": \"LeftElbow\"},\n"
+                     "{\"time\": 2, \"target\": \"Head\", \"from\": [1, 0, 0], \"offset\": [0, 0.1, 0],"
+                     " \"speed\": 8}]}");
+    fb_hit hs[4];
+    int n = 0;
+    fb_error err;
+    ck_assert_msg(fb_hits_load(path, hs, 4, &n, &err) == FB_OK, "%s", err.msg);
+    ck_assert_int_eq(n, 2);
+    ck_assert_str_eq(hs[1].target, "Head");
+    ck_assert_int_eq(hs[1].from, FB_FROM_VECTOR);
+    ck_assert_double_eq(hs[1].dir.x, 1.0);
+    ck_assert_double_eq(hs[1].offset.y, 0.1);
+    ck_assert_double_eq(hs[1].speed, 8.0);
+    write_text(path, "{\"hits\": [{\"time\": 1.2, \"target\": \"LeftElbow\"}, {\"time\": \"soon\", "
+                     "\"target\": \"Head\"}]}");
+    ck_assert_int_eq(fb_hits_load(path, hs, 4, &n, &err), FB_EINVAL);
+    ck_assert_msg(strstr(err.msg, "hits[1]") && strstr(err.msg, "\"time\""), "%s", err.msg);
+    write_text(path, "{\"hits\": [{\"time\": 1.2, \"target\": \"LeftElbow\", \"colour\": 1}]}");
+    ck_assert_int_eq(fb_hits_load(path, hs, 4, &n, &err), FB_EINVAL);
+    ck_assert_msg(strstr(err.msg, "colour"), "%s", err.msg);
+    write_text(path, "{\"hits\": [}");
+    ck_assert_int_eq(fb_hits_load(path, hs, 4, &n, &err), FB_EINVAL);
+    ck_assert_msg(strstr(err.msg, "hits.json:1"), "%s", err.msg);
+    unlink(path);
+    rmdir(dir);
+}
+END_TEST
+
+START_TEST(random_hits_are_reproducible_and_valid) {
+    walk w = load_walk(FB_CTRL_ACCEL, FB_ROOT_KINEMATIC);
+    fb_hit a[8], b[8], c[8];
+    fb_error err;
+    ck_assert_int_eq(fb_hits_random(w.ch, 8, 42, 0.5, 3.0, a, &err), FB_OK);
+    ck_assert_int_eq(fb_hits_random(w.ch, 8, 42, 0.5, 3.0, b, &err), FB_OK);
+    ck_assert_int_eq(fb_hits_random(w.ch, 8, 43, 0.5, 3.0, c, &err), FB_OK);
+    ck_assert_msg(memcmp(a, b, sizeof a) == 0, "same seed, different hits");
+    ck_assert_msg(memcmp(a, c, sizeof a) != 0, "different seeds, same hits");
+    for (int k = 0; k < 8; k++) {
+        ck_assert_int_ge(fb_clip_joint_by_name(w.clip, a[k].target), 0);
+        ck_assert_msg(a[k].time >= 0.5 && a[k].time <= 3.0, "time %g", a[k].time);
+        ck_assert(a[k].speed >= 6.0 && a[k].speed < 14.0);
+        ck_assert(a[k].mass >= 0.3 && a[k].mass < 1.0);
+    }
+    free_walk(&w);
+}
+END_TEST
+
+START_TEST(unknown_targets_and_early_hits_are_errors) {
+    walk w = load_walk(FB_CTRL_ACCEL, FB_ROOT_KINEMATIC);
+    fb_error err;
+    fb_hit h = hit("time=1.2,target=LeftForeArm");
+    ck_assert_ptr_null(fb_sim_create(w.clip, w.ch, &w.g, &h, 1, NULL, &err));
+    ck_assert_int_eq(err.code, FB_EINVAL);
+    ck_assert_msg(strstr(err.msg, "LeftForeArm") && strstr(err.msg, "LeftElbow") &&
+                      strstr(err.msg, "valid"),
+                  "%s", err.msg);
+    h = hit("time=0.05,target=LeftElbow"); /* 1 m at 10 m/s takes 0.1 s */
+    ck_assert_ptr_null(fb_sim_create(w.clip, w.ch, &w.g, &h, 1, NULL, &err));
+    ck_assert_msg(err.code == FB_EINVAL && strstr(err.msg, "0.100 s"), "%s", err.msg);
+    free_walk(&w);
+}
+END_TEST
+
+/* ---- what a hit does -------------------------------------------------------------------- */
+
+START_TEST(forearm_hit_deviates_and_recovers_and_keeps_momentum) {
+    walk w = load_walk(FB_CTRL_ACCEL, FB_ROOT_KINEMATIC);
+    const fb_hit h = hit("time=1.2,target=LeftElbow,speed=10,mass=0.45,radius=0.11");
+    const run_result r = run(&w, &h, 1);
+    ck_assert_msg(r.status == FB_OK, "%s", r.msg);
+    const fb_hit_result* o = &r.hit[0];
+    print_hit("forearm, 0.45 kg at 10 m/s, accel, kinematic root", o);
+    ck_assert(o->touched);
+    ck_assert_double_ge(o->peak_err, 0.05);
+    ck_assert_msg(!isnan(o->recover_time) && o->recover_time <= 1.5, "recovery %g s",
+                  o->recover_time);
+    ck_assert_msg(!isnan(o->mpjpe_recover_time) && o->mpjpe_recover_time <= 2.0,
+                  "whole-body recovery %g s", o->mpjpe_recover_time);
+    /* the ball's momentum change (its velocities; gravity's impulse taken out) against the
+     * impulse the character received (the contact rows' multipliers) */
+    const double ix = o->impulse.x, iy = o->impulse.y, iz = o->impulse.z;
+    const double dx = o->ball_dp.x + ix, dy = o->ball_dp.y + iy, dz = o->ball_dp.z + iz;
+    const double rel = sqrt(dx * dx + dy * dy + dz * dz) / sqrt(ix * ix + iy * iy + iz * iz);
+    printf("forearm hit: ball momentum change vs impulse on the character: %.2e relative\n", rel);
+    ck_assert_double_lt(rel, 1e-6);
+    /* a 0.45 kg ball at 10 m/s gives at most (1 + e) m v */
+    ck_assert_double_gt(sqrt(ix * ix + iy * iy + iz * iz), 0.45 * 10.0 * 0.5);
+    ck_assert_double_lt(sqrt(ix * ix + iy * iy + iz * iz), 0.45 * 10.5 * 1.5);
+    free_walk(&w);
+}
+END_TEST
+
+START_TEST(head_torso_and_leg_hits_react_and_recover) {
+    walk w = load_walk(FB_CTRL_ACCEL, FB_ROOT_KINEMATIC);
+    const char* specs[] = {"time=1.2,target=Head,from=front",
+                           "time=1.2,target=Chest,from=back,mass=2",
+                           "time=1.2,target=LeftKnee,from=left,mass=2,speed=12"};
+    for (int k = 0; k < 3; k++) {
+        const fb_hit h = hit(specs[k]);
+        const run_result r = run(&w, &h, 1);
+        ck_assert_msg(r.status == FB_OK, "%s: %s", specs[k], r.msg);
+        print_hit(specs[k], &r.hit[0]);
+        ck_assert_msg(r.hit[0].touched, "%s: the ball missed", specs[k]);
+        ck_assert_msg(r.hit[0].peak_err >= 0.02, "%s: peak %g m", specs[k], r.hit[0].peak_err);
+        ck_assert_msg(!isnan(r.hit[0].recover_time) && r.hit[0].recover_time <= 1.5,
+                      "%s: recovery %g s", specs[k], r.hit[0].recover_time);
+    }
+    free_walk(&w);
+}
+END_TEST
+
+START_TEST(a_hit_too_strong_ends_as_a_fall_not_an_explosion) {
+    walk w = load_walk(FB_CTRL_ACCEL, FB_ROOT_ASSISTED);
+    /* the help the root gets: 60% of the body's weight (485 N) and 121 N m, below what
+     * `gains init` allows (75%, 607 N and 303 N m, which can hold the character up through
+     * this hit) */
+    w.g.root.max_force = 485.0;
+    w.g.root.max_torque = 121.0;
+    const fb_hit h = hit("time=1.2,target=Head,mass=5,speed=15,radius=0.15");
+    const run_result r = run_frames(&w, &h, 1, 600); /* 5 s: time to fall */
+    printf("5 kg at 15 m/s on the head, assisted root: status %s, root height at the end %.3f m "
+           "(clip %.3f m), deepest penetration %.2f mm\n",
+           fb_status_name(r.status), r.root_y_end, r.ref_root_y_end, 1e3 * r.max_penetration);
+    ck_assert_msg(r.status == FB_OK, "%s", r.msg);
+    ck_assert(r.hit[0].touched);
+    ck_assert_double_lt(r.max_penetration, 0.01);
+    ck_assert_msg(isfinite(r.root_y_end) && r.root_y_end < 0.5 * r.ref_root_y_end,
+                  "root at %g m: not on the ground", r.root_y_end);
+    free_walk(&w);
+}
+END_TEST
+
+START_TEST(same_inputs_give_identical_results) {
+    walk w = load_walk(FB_CTRL_ACCEL, FB_ROOT_KINEMATIC);
+    fb_hit hs[3];
+    fb_error err;
+    ck_assert_int_eq(fb_hits_random(w.ch, 3, 7, 0.5, 2.0, hs, &err), FB_OK);
+    fb_sim_opts o = fb_default_sim_opts();
+    o.first = 100;
+    o.last = 340;
+    fb_sim* a = fb_sim_create(w.clip, w.ch, &w.g, hs, 3, &o, &err);
+    fb_sim* b = fb_sim_create(w.clip, w.ch, &w.g, hs, 3, &o, &err);
+    ck_assert_ptr_nonnull(a);
+    ck_assert_ptr_nonnull(b);
+    ck_assert_int_eq(fb_sim_run(a, NULL, NULL, &err), FB_OK);
+    ck_assert_int_eq(fb_sim_run(b, NULL, NULL, &err), FB_OK);
+    int na = 0, nb = 0;
+    const fb_sim_frame* fa = fb_sim_frames(a, &na);
+    const fb_sim_frame* fbr = fb_sim_frames(b, &nb);
+    ck_assert_int_eq(na, nb);
+    ck_assert_int_eq(na, (int)floor(fb_sim_duration(a) * 120.0 + 1e-6) + 1); /* 120 fps */
+    const fb_model* m = w.ch->model;
+    for (int f = 0; f < na; f++) {
+        ck_assert(memcmp(fb_sim_frame_q(a, f), fb_sim_frame_q(b, f), (size_t)m->nq * 8) == 0);
+        ck_assert(memcmp(fb_sim_frame_balls(a, f), fb_sim_frame_balls(b, f), 3 * 3 * 8) == 0);
+        ck_assert(memcmp(&fa[f], &fbr[f], sizeof fa[f]) == 0);
+    }
+    /* and the BVH written from them */
+    char dir[] = "/tmp/fb_simXXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char pa[300], pb[300];
+    snprintf(pa, sizeof pa, "%s/a.bvh", dir);
+    snprintf(pb, sizeof pb, "%s/b.bvh", dir);
+    fb_motion* ma = fb_sim_motion(a, &err);
+    fb_motion* mb = fb_sim_motion(b, &err);
+    ck_assert_int_eq(fb_motion_write_bvh(w.clip, w.ch, ma, 1.0, pa, &err), FB_OK);
+    ck_assert_int_eq(fb_motion_write_bvh(w.clip, w.ch, mb, 1.0, pb, &err), FB_OK);
+    FILE* fa_ = fopen(pa, "rb");
+    FILE* fb_ = fopen(pb, "rb");
+    ck_assert_ptr_nonnull(fa_);
+    ck_assert_ptr_nonnull(fb_);
+    long bytes = 0;
+    for (int ca = fgetc(fa_), cb = fgetc(fb_);; ca = fgetc(fa_), cb = fgetc(fb_), bytes++) {
+        ck_assert_msg(ca == cb, "BVH files differ at byte %ld", bytes);
+        if (ca == EOF) {
+            break;
+        }
+    }
+    ck_assert_int_gt(bytes, 1000);
+    fclose(fa_);
+    fclose(fb_);
+    fb_motion_destroy(ma);
+    fb_motion_destroy(mb);
+    unlink(pa);
+    unlink(pb);
+    rmdir(dir);
+    fb_sim_destroy(a);
+    fb_sim_destroy(b);
+    free_walk(&w);
+}
+END_TEST
+
+static Suite* sim_suite(void) {
+    Suite* s = suite_create("sim");
+    TCase* th = tcase_create("hits");
+    tcase_set_timeout(th, 120);
+    tcase_add_test(th, hit_specs_parse_and_round_trip);
+    tcase_add_test(th, hits_files_load_and_name_their_errors);
+    tcase_add_test(th, random_hits_are_reproducible_and_valid);
+    tcase_add_test(th, unknown_targets_and_early_hits_are_errors);
+    suite_add_tcase(s, th);
+    TCase* tr = tcase_create("reactions");
+    tcase_set_timeout(tr, 900);
+    tcase_add_test(tr, forearm_hit_deviates_and_recovers_and_keeps_momentum);
+    tcase_add_test(tr, head_torso_and_leg_hits_react_and_recover);
+    tcase_add_test(tr, a_hit_too_strong_ends_as_a_fall_not_an_explosion);
+    tcase_add_test(tr, same_inputs_give_identical_results);
+    suite_add_tcase(s, tr);
+    return s;
+}
+
+int main(void) {
+    return ck_run_suite(sim_suite());
+}

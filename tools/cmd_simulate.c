@@ -1,0 +1,208 @@
+/* featherbone simulate: the character tracks its clip while balls hit it; writes the simulated
+ * clip, the balls and a report. */
+#define _POSIX_C_SOURCE 200809L /* fileno */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "sim_job.h"
+
+static const char USAGE[] =
+    "usage: featherbone simulate CLIP -o OUT.bvh [--hit SPEC]... [--hits FILE.json]\n"
+    "                            [--random-hits N --seed S] [--gains G.json]\n"
+    "                            [--controller pd|accel] [--root kinematic|assisted|free]\n"
+    "                            [--rate HZ] [--frames A:B] [--report R.html|R.json]...\n"
+    "                            [--format gltf] [--self-collision] [--quiet]\n"
+    "\n"
+    "Builds the clip's character, fits the clip and its feedforward torques, and simulates the\n"
+    "character tracking the clip with its own joint torques while balls hit it (ground contact,\n"
+    "balls as real bodies). Writes the simulated clip as BVH with the input's skeleton, names,\n"
+    "channel orders and frame rate, the balls' trajectories to OUT.balls.json, and optionally a\n"
+    "report. A blow-up is reported with its time and joint, and nothing is written.\n"
+    "\n"
+    "  -o, --output OUT.bvh  the simulated clip (whole or not at all)\n"
+    "  --hit SPEC            a ball, e.g. time=1.2,target=LeftElbow,speed=10,mass=0.45,radius=0.11\n"
+    "                        keys: time (s, when the ball reaches the body; required), target\n"
+    "                        (the joint that drives the body; required), speed (m/s, default\n"
+    "                        10), mass (kg, 0.45), radius (m, 0.11), from (front, back, left,\n"
+    "                        right, above in the character's heading, or X:Y:Z world axes;\n"
+    "                        default front), offset (X:Y:Z aim point from the body's centre of\n"
+    "                        mass, body axes, m), restitution (0.5), distance (launch distance,\n"
+    "                        m, default 1)\n"
+    "  --hits FILE.json      many: {\"hits\": [{\"time\": 1.2, \"target\": \"LeftElbow\", ...}]}\n"
+    "  --random-hits N       N more hits drawn from --seed S (targets, directions, times,\n"
+    "                        speeds, masses; the same seed gives the same hits everywhere)\n"
+    "  --seed S              seed of --random-hits (default 1)\n"
+    "  --gains G.json        gains file (default: what `featherbone gains init` writes)\n"
+    "  --controller, --root  override the gains file's controller and root mode\n"
+    "  --rate HZ             simulation rate (default: the gains file's; gains init: 240)\n"
+    "  --frames A:B          simulate clip frames A..B-1 only (B = 0: to the end)\n"
+    "  --report FILE         R.html: a self-contained page of plots and tables; R.json: the\n"
+    "                        same numbers (may be given twice)\n"
+    "  --format gltf         also write OUT.gltf: the character and balls, animated (Assimp)\n"
+    "  --self-collision      the character's non-adjacent body parts collide with each other\n"
+    "  --quiet               no progress line\n"
+    "\n"
+    "Hit times count from the first simulated frame. At most 15 balls.\n"
+    "exit codes: 0 ok, 1 simulation failure (blow-up), 2 bad input or usage\n";
+
+static int parse_frames(const char* val, sim_job* j) {
+    if (!sim_job_parse_frames(val, j)) {
+        fprintf(stderr, "featherbone simulate: --frames: expected A:B with 0 <= A < B - 1 (B = 0 "
+                "for the end), found '%s'\n", val ? val : "(nothing)");
+        return -1;
+    }
+    return 0;
+}
+
+static int add_hit(sim_job* j, const fb_hit* h) {
+    if (j->nhit >= FB_SIM_MAX_BALLS) {
+        fprintf(stderr, "featherbone simulate: at most %d hits\n", FB_SIM_MAX_BALLS);
+        return -1;
+    }
+    j->hit[j->nhit++] = *h;
+    return 0;
+}
+
+/* The options only simulate takes; 1 taken, 0 not one, -1 bad. */
+static int take(sim_job* j, int argc, char** argv, int* i) {
+    const char* opt = argv[*i];
+    const char* val = (*i + 1 < argc) ? argv[*i + 1] : NULL;
+    fb_error err;
+    if (strcmp(opt, "--quiet") == 0 || strcmp(opt, "--self-collision") == 0) {
+        if (opt[2] == 'q') {
+            j->progress = false;
+        } else {
+            j->self_collision = true;
+        }
+        return 1;
+    }
+    const char* with_value[] = {"--hit", "--hits", "--random-hits", "--seed", "--gains",
+                                "--frames", "--report", "--format"};
+    int k = 0;
+    while (k < 8 && strcmp(opt, with_value[k]) != 0) {
+        k++;
+    }
+    if (k == 8) {
+        return 0;
+    }
+    if (!val) {
+        fprintf(stderr, "featherbone simulate: %s: expected a value\n", opt);
+        return -1;
+    }
+    (*i)++;
+    switch (k) {
+    case 0: {
+        fb_hit h;
+        if (fb_hit_parse(val, &h, &err) != FB_OK) {
+            fprintf(stderr, "featherbone simulate: --hit: %s\n", err.msg);
+            return -1;
+        }
+        return add_hit(j, &h) == 0 ? 1 : -1;
+    }
+    case 1: {
+        fb_hit hs[FB_SIM_MAX_BALLS];
+        int n = 0;
+        if (fb_hits_load(val, hs, FB_SIM_MAX_BALLS - j->nhit, &n, &err) != FB_OK) {
+            fprintf(stderr, "featherbone simulate: --hits: %s\n", err.msg);
+            return -1;
+        }
+        for (int h = 0; h < n; h++) {
+            j->hit[j->nhit++] = hs[h];
+        }
+        return 1;
+    }
+    case 2:
+        if (strcmp(val, "0") == 0) {
+            j->random_hits = 0;
+            return 1;
+        }
+        return parse_positive_int(opt, val, &j->random_hits) ? 1 : -1;
+    case 3: {
+        char* end = NULL;
+        const unsigned long long s = strtoull(val, &end, 10);
+        if (*val == '\0' || *val == '-' || *end != '\0') {
+            fprintf(stderr, "featherbone simulate: --seed: expected a non-negative integer, "
+                    "found '%s'\n", val);
+            return -1;
+        }
+        j->seed = (uint64_t)s;
+        return 1;
+    }
+    case 4: j->gains = val; return 1;
+    case 5: return parse_frames(val, j) == 0 ? 1 : -1;
+    case 6:
+        if (j->nreport >= 2) {
+            fprintf(stderr, "featherbone simulate: --report: at most two (one .html, one "
+                    ".json)\n");
+            return -1;
+        }
+        j->report[j->nreport++] = val;
+        return 1;
+    default:
+        if (strcmp(val, "gltf") != 0 && strcmp(val, "bvh") != 0) {
+            fprintf(stderr, "featherbone simulate: --format: expected gltf (BVH is always "
+                    "written), found '%s'\n", val);
+            return -1;
+        }
+        j->gltf = j->gltf || strcmp(val, "gltf") == 0;
+        return 1;
+    }
+}
+
+int cmd_simulate(int argc, char** argv) {
+    sim_job j;
+    sim_job_init(&j);
+    j.seed = 1;
+    j.progress = isatty(fileno(stderr));
+    ctrl_args c = {.out = NULL, .rate = 0.0, .controller = -1, .root = -1};
+    for (int i = 0; i < argc; i++) {
+        if (is_help(argv[i])) {
+            fputs(USAGE, stdout);
+            return EXIT_OK;
+        }
+        int took = take(&j, argc, argv, &i);
+        if (took == 0) {
+            took = ctrl_args_take("simulate", &c, argc, argv, &i);
+        }
+        if (took == 0) {
+            took = clip_args_take(&j.clip, argc, argv, &i, true);
+        }
+        if (took < 0) {
+            return EXIT_USAGE;
+        }
+        if (took == 0) {
+            if (argv[i][0] == '-' || j.clip.clip) {
+                fprintf(stderr, "featherbone simulate: unexpected argument '%s'\n%s", argv[i],
+                        USAGE);
+                return EXIT_USAGE;
+            }
+            j.clip.clip = argv[i];
+        }
+    }
+    j.out = c.out;
+    j.rate = c.rate;
+    j.controller = c.controller;
+    j.root = c.root;
+    if (!j.clip.clip || !j.out) {
+        fprintf(stderr, "featherbone simulate: expected CLIP and -o OUT.bvh\n%s", USAGE);
+        return EXIT_USAGE;
+    }
+    char outs[SIM_JOB_MAX_OUTPUTS][1024];
+    const int n = sim_job_outputs(&j, outs);
+    for (int k = 0; k < n; k++) {
+        for (int m = 0; m < k; m++) {
+            if (strcmp(outs[k], outs[m]) == 0) {
+                fprintf(stderr, "featherbone simulate: two outputs are both '%s'\n", outs[k]);
+                return EXIT_USAGE;
+            }
+        }
+        if (strcmp(outs[k], j.clip.clip) == 0 || (j.gains && strcmp(outs[k], j.gains) == 0)) {
+            fprintf(stderr, "featherbone simulate: refusing to overwrite the input '%s'\n",
+                    outs[k]);
+            return EXIT_USAGE;
+        }
+    }
+    return sim_job_run(&j, stderr, "featherbone simulate");
+}

@@ -1,0 +1,281 @@
+/* One simulate job: load, fit, simulate, write every output whole or not at all. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
+#include "sim_job.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "gltf.h"
+#include "sim_report.h"
+
+void sim_job_init(sim_job* j) {
+    memset(j, 0, sizeof *j);
+    clip_args_init(&j->clip);
+    j->controller = -1;
+    j->root = -1;
+}
+
+bool sim_job_parse_frames(const char* val, sim_job* j) {
+    char* end = NULL;
+    const long a = val ? strtol(val, &end, 10) : -1;
+    long b = -1;
+    if (end && *end == ':') {
+        char* end2 = NULL;
+        b = strtol(end + 1, &end2, 10);
+        end = end2;
+    }
+    if (!val || !end || *end != '\0' || a < 0 || b < 0 || (b != 0 && b <= a + 1) ||
+        b > 100000000L) {
+        return false;
+    }
+    j->first = (int)a;
+    j->last = (int)b;
+    return true;
+}
+
+/* OUT without a trailing ".bvh" (any case). */
+static void out_base(const char* out, char* buf, size_t cap) {
+    const size_t n = strlen(out);
+    const size_t keep = (n > 4 && strcasecmp(out + n - 4, ".bvh") == 0) ? n - 4 : n;
+    snprintf(buf, cap, "%.*s", (int)keep, out);
+}
+
+int sim_job_outputs(const sim_job* j, char bufs[SIM_JOB_MAX_OUTPUTS][1024]) {
+    char base[1024];
+    out_base(j->out, base, sizeof base);
+    int n = 0;
+    snprintf(bufs[n++], 1024, "%s", j->out);
+    snprintf(bufs[n++], 1024, "%.1000s.balls.json", base);
+    for (int k = 0; k < j->nreport && k < 2; k++) {
+        snprintf(bufs[n++], 1024, "%s", j->report[k]);
+    }
+    if (j->gltf) {
+        snprintf(bufs[n++], 1024, "%.1000s.gltf", base);
+    }
+    return n;
+}
+
+static bool ends_with(const char* s, const char* suffix) {
+    const size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcasecmp(s + n - m, suffix) == 0;
+}
+
+typedef struct progress_ctx {
+    FILE* log;
+    const char* tag;
+    double duration;
+    int last_percent;
+} progress_ctx;
+
+static void on_progress(void* user, double fraction) {
+    progress_ctx* p = user;
+    const int percent = (int)floor(100.0 * fraction);
+    if (percent / 5 != p->last_percent / 5) {
+        fprintf(p->log, "\r%s: simulating %3d%% (%.2f of %.2f s)", p->tag, percent,
+                fraction * p->duration, p->duration);
+        fflush(p->log);
+        p->last_percent = percent;
+    }
+}
+
+static double norm3(fb_v3 v) {
+    return sqrt(v.x * v.x + v.y * v.y + v.z * v.z);
+}
+
+static double wall_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The gains: the file, or those of `gains init` for this clip at the job's rate; then the
+ * job's overrides. */
+static int job_gains(const sim_job* j, const fb_clip* clip, const fb_character* ch, fb_gains* g,
+                     FILE* log, const char* tag) {
+    fb_error err;
+    if (j->gains) {
+        if (fb_gains_load(j->gains, g, &err) != FB_OK) {
+            fprintf(log, "%s: %s\n", tag, err.msg);
+            return exit_code_for(err.code);
+        }
+        if (j->rate > 0.0) {
+            g->rate = j->rate;
+        }
+    } else {
+        fb_ref* ref = fb_ref_from_clip(clip, ch, j->rate > 0.0 ? j->rate : 240.0, j->first,
+                                       j->last, NULL, &err);
+        const fb_status s = ref ? fb_gains_init(ch->model, ref, g, &err) : err.code;
+        fb_ref_destroy(ref);
+        if (s != FB_OK) {
+            fprintf(log, "%s: %s\n", tag, err.msg);
+            return exit_code_for(s);
+        }
+    }
+    if (j->controller >= 0) {
+        g->controller = (fb_controller)j->controller;
+    }
+    if (j->root >= 0) {
+        g->root.mode = (fb_root_mode)j->root;
+    }
+    return EXIT_OK;
+}
+
+/* Writes every output; stops at the first failure (the files written before it stay: each is
+ * whole). */
+static int write_outputs(const sim_job* j, const fb_sim* s, const fb_clip* clip,
+                         const fb_character* ch, const fb_gains* g, FILE* log,
+                         const char* tag) {
+    fb_error err;
+    char paths[SIM_JOB_MAX_OUTPUTS][1024];
+    const int np = sim_job_outputs(j, paths);
+    fb_motion* mo = fb_sim_motion(s, &err);
+    fb_status st = mo ? fb_motion_write_bvh(clip, ch, mo, 1.0, paths[0], &err) : err.code;
+    if (st == FB_OK) {
+        st = sim_balls_json(s, paths[1], &err);
+    }
+    const sim_report_info info = {
+        .clip_path = j->clip.clip, .gains_path = j->gains, .gains = g, .ch = ch};
+    for (int k = 0; st == FB_OK && k < j->nreport; k++) {
+        st = ends_with(j->report[k], ".json") ? sim_report_json(s, &info, j->report[k], &err)
+                                              : sim_report_html(s, &info, j->report[k], &err);
+    }
+    if (st == FB_OK && j->gltf) {
+        const int nb = fb_sim_nball(s);
+        int nf = 0;
+        (void)fb_sim_frames(s, &nf);
+        double radius[FB_SIM_MAX_BALLS];
+        for (int k = 0; k < nb; k++) {
+            radius[k] = fb_sim_hits(s)[k].hit.radius;
+        }
+        st = gltf_write(paths[np - 1], ch->model, mo, nb, radius, fb_sim_frame_balls(s, 0),
+                        &err);
+    }
+    fb_motion_destroy(mo);
+    if (st != FB_OK) {
+        fprintf(log, "%s: %s\n", tag, err.msg);
+        return exit_code_for(st);
+    }
+    for (int k = 0; k < np; k++) {
+        fprintf(log, "%s: wrote %s\n", tag, paths[k]);
+    }
+    return EXIT_OK;
+}
+
+/* The summary lines on the terminal. */
+static void print_summary(const fb_sim* s, const fb_model* m, double wall, FILE* log,
+                          const char* tag) {
+    sim_summary sm;
+    sim_summarize(s, m, &sm);
+    fprintf(log, "%s: %.2f s simulated in %.2f s wall (%.1fx real time); MPJPE mean %.2f cm, "
+            "max %.2f cm at %.2f s; torque limit bound in %d of %d frames\n",
+            tag, sm.duration, wall, wall > 0.0 ? sm.duration / wall : 0.0,
+            100.0 * sm.mpjpe_mean, 100.0 * sm.mpjpe_max, sm.mpjpe_max_time, sm.limit_frames,
+            sm.nframe);
+    if (sm.assist.peak_force > 0.0 || sm.assist.peak_torque > 0.0) {
+        fprintf(log, "%s: root assistance: %.1f N s and %.1f N m s in all, peaks %.0f N and "
+                "%.0f N m\n", tag, sm.assist.force_impulse, sm.assist.torque_impulse,
+                sm.assist.peak_force, sm.assist.peak_torque);
+    }
+    for (int k = 0; k < fb_sim_nball(s); k++) {
+        const fb_hit_result* r = &fb_sim_hits(s)[k];
+        if (!r->touched) {
+            fprintf(log, "%s: hit %d (%s at %.2f s): the ball missed\n", tag, k + 1,
+                    r->hit.target, r->hit.time);
+            continue;
+        }
+        char rec[64], rec_all[64];
+        if (isnan(r->recover_time)) {
+            snprintf(rec, sizeof rec, "not within the clip");
+        } else {
+            snprintf(rec, sizeof rec, "%.2f s", r->recover_time);
+        }
+        if (isnan(r->mpjpe_recover_time)) {
+            snprintf(rec_all, sizeof rec_all, "not within the clip");
+        } else {
+            snprintf(rec_all, sizeof rec_all, "%.2f s", r->mpjpe_recover_time);
+        }
+        fprintf(log, "%s: hit %d (%s at %.2f s): impulse %.2f N s; %s deviated up to %.1f cm; "
+                "back within %.0f cm after %s (whole body after %s)\n",
+                tag, k + 1, r->hit.target, r->hit.time, norm3(r->impulse),
+                m->name[r->body], 100.0 * r->peak_err, 100.0 * 0.02, rec, rec_all);
+    }
+}
+
+int sim_job_run(const sim_job* j, FILE* log, const char* tag) {
+    sim_job job = *j; /* clip_args_load fills the rules into its argument */
+    fb_clip* clip = NULL;
+    fb_character* ch = NULL;
+    int rc = clip_args_load(&job.clip, true, &clip, &ch);
+    if (rc != EXIT_OK) {
+        return rc;
+    }
+    fb_gains* g = malloc(sizeof *g);
+    fb_hit* hits = calloc(FB_SIM_MAX_BALLS, sizeof(fb_hit));
+    fb_sim* s = NULL;
+    fb_error err;
+    if (!g || !hits) {
+        fprintf(log, "%s: out of memory\n", tag);
+        rc = EXIT_FAIL;
+        goto done;
+    }
+    rc = job_gains(&job, clip, ch, g, log, tag);
+    if (rc != EXIT_OK) {
+        goto done;
+    }
+    int nhit = job.nhit;
+    memcpy(hits, job.hit, (size_t)nhit * sizeof(fb_hit));
+    if (job.random_hits > 0) {
+        const int last = job.last > 0 ? job.last : clip->nframe;
+        const double dur = (last - job.first - 1) * clip->frame_time;
+        if (nhit + job.random_hits > FB_SIM_MAX_BALLS) {
+            fprintf(log, "%s: --random-hits: at most %d balls in all, asked for %d\n", tag,
+                    FB_SIM_MAX_BALLS, nhit + job.random_hits);
+            rc = EXIT_USAGE;
+            goto done;
+        }
+        /* hits over the clip, leaving a second at the end to see the recovery */
+        if (fb_hits_random(ch, job.random_hits, job.seed, 0.3, fmax(0.3, dur - 1.0),
+                           hits + nhit, &err) != FB_OK) {
+            fprintf(log, "%s: %s\n", tag, err.msg);
+            rc = exit_code_for(err.code);
+            goto done;
+        }
+        nhit += job.random_hits;
+    }
+    fb_sim_opts so = fb_default_sim_opts();
+    so.first = job.first;
+    so.last = job.last;
+    so.self_collision = job.self_collision;
+    s = fb_sim_create(clip, ch, g, hits, nhit, &so, &err);
+    if (!s) {
+        fprintf(log, "%s: %s\n", tag, err.msg);
+        rc = exit_code_for(err.code);
+        goto done;
+    }
+    progress_ctx pc = {log, tag, fb_sim_duration(s), -100};
+    const double t0 = wall_s();
+    const fb_status st = fb_sim_run(s, job.progress ? on_progress : NULL, &pc, &err);
+    const double wall = wall_s() - t0;
+    if (job.progress) {
+        fputc('\n', log);
+    }
+    if (st != FB_OK) {
+        fprintf(log, "%s: %s; nothing written\n", tag, err.msg);
+        rc = st == FB_ENUMERIC ? EXIT_FAIL : exit_code_for(st);
+        goto done;
+    }
+    print_summary(s, ch->model, wall, log, tag);
+    rc = write_outputs(&job, s, clip, ch, g, log, tag);
+done:
+    fb_sim_destroy(s);
+    free(hits);
+    free(g);
+    fb_character_destroy(ch);
+    fb_clip_destroy(clip);
+    return rc;
+}

@@ -1,0 +1,50 @@
+/* One `featherbone simulate` job: what the command line (or one line of a batch manifest)
+ * asks for, and the function that runs it. Thread-safe: jobs share nothing, so `featherbone
+ * batch` runs several at once. */
+#ifndef FB_TOOLS_SIM_JOB_H
+#define FB_TOOLS_SIM_JOB_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "clip_args.h"
+#include "featherbone/featherbone.h"
+
+#define SIM_JOB_MAX_OUTPUTS 5
+
+typedef struct sim_job {
+    clip_args clip;         /* CLIP and the character options */
+    const char* gains;      /* --gains FILE, or NULL: the defaults of `gains init` */
+    const char* out;        /* -o OUT.bvh (required) */
+    int nreport;            /* --report R.html and/or --report R.json */
+    const char* report[2];
+    bool gltf;              /* --format gltf: also OUT.gltf */
+    int controller;         /* --controller, -1 = as the gains say */
+    int root;               /* --root, -1 = as the gains say */
+    double rate;            /* --rate HZ, 0 = as the gains say (gains init: 240) */
+    int first, last;        /* --frames A:B, 0:0 = the whole clip */
+    int nhit;               /* hits from --hit and --hits */
+    fb_hit hit[FB_SIM_MAX_BALLS];
+    int random_hits;        /* --random-hits N */
+    uint64_t seed;          /* --seed S */
+    bool self_collision;    /* --self-collision */
+    bool progress;          /* print progress to the log (a terminal) */
+} sim_job;
+
+void sim_job_init(sim_job* j);
+
+/* "A:B" (simulate --frames, a manifest's "frames"): 0 <= A < B - 1, B = 0 for the end of the
+ * clip. Fills j->first, j->last; false when text is not that. */
+bool sim_job_parse_frames(const char* text, sim_job* j);
+
+/* The files a job writes (OUT.bvh, OUT.balls.json, the report, OUT.gltf when asked); returns
+ * their count. */
+int sim_job_outputs(const sim_job* j, char bufs[SIM_JOB_MAX_OUTPUTS][1024]);
+
+/* Runs the job: loads, simulates, writes every output whole or not at all. Messages (errors,
+ * the summary, progress when asked) go to `log` prefixed with `tag`. Returns an exit code:
+ * 0 ok, 1 failure (a blow-up: nothing is written), 2 bad input. */
+int sim_job_run(const sim_job* j, FILE* log, const char* tag);
+
+#endif /* FB_TOOLS_SIM_JOB_H */

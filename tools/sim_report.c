@@ -1,0 +1,288 @@
+/* The balls' trajectories and the JSON report of a simulation (the HTML page is in
+ * sim_report_html.c). Numbers are printed by cJSON (shortest form that reads back exactly), so
+ * the same run gives the same bytes. */
+#include "sim_report.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/atomic_file.h"
+
+fb_status text_save(const char* path, const char* text, fb_error* err) {
+    fb_atomic_file a;
+    fb_status s = fb_atomic_open(&a, path, err);
+    if (s != FB_OK) {
+        return s;
+    }
+    fputs(text, a.f);
+    fputc('\n', a.f);
+    return fb_atomic_commit(&a, err);
+}
+
+static fb_status save_json(cJSON* root, const char* path, fb_error* err) {
+    char* text = root ? cJSON_Print(root) : NULL;
+    cJSON_Delete(root);
+    if (!text) {
+        if (err) {
+            err->code = FB_ENOMEM;
+            snprintf(err->msg, sizeof err->msg, "%s: out of memory", path);
+        }
+        return FB_ENOMEM;
+    }
+    const fb_status s = text_save(path, text, err);
+    cJSON_free(text);
+    return s;
+}
+
+/* ---- summary -------------------------------------------------------------------------------- */
+
+void sim_summarize(const fb_sim* s, const fb_model* m, sim_summary* out) {
+    memset(out, 0, sizeof *out);
+    int n = 0;
+    const fb_sim_frame* fr = fb_sim_frames(s, &n);
+    out->nframe = n;
+    out->duration = n > 0 ? fr[n - 1].time : 0.0;
+    for (int f = 0; f < n; f++) {
+        out->mpjpe_mean += fr[f].metrics.mpjpe / n;
+        if (fr[f].metrics.mpjpe > out->mpjpe_max) {
+            out->mpjpe_max = fr[f].metrics.mpjpe;
+            out->mpjpe_max_time = fr[f].time;
+        }
+        for (int p = 0; p < FB_NPART; p++) {
+            out->part_mean[p] += fr[f].part_err[p] / n;
+            out->part_max[p] = fmax(out->part_max[p], fr[f].part_err[p]);
+        }
+        out->limit_frames += fr[f].metrics.limits_bound > 0;
+    }
+    out->assist = fb_tracker_totals(fb_sim_tracker((fb_sim*)s));
+    /* the most loaded dofs by RMS torque; the root's six are its wrench, not a joint */
+    const int v0 = m->jtype[1] == FB_JOINT_FLOATING ? 6 : 0;
+    for (int j = v0; j < m->nv; j++) {
+        double ss = 0.0;
+        for (int f = 0; f < n; f++) {
+            const double t = fb_sim_frame_tau(s, f)[j];
+            ss += t * t;
+        }
+        const double rms = n > 0 ? sqrt(ss / n) : 0.0;
+        /* insertion into the sorted top list */
+        int k = out->ntop < SIM_REPORT_TOP_DOFS ? out->ntop++ : SIM_REPORT_TOP_DOFS;
+        while (k > 0 && out->top_rms[k - 1] < rms) {
+            if (k < SIM_REPORT_TOP_DOFS) {
+                out->top_rms[k] = out->top_rms[k - 1];
+                out->top_dof[k] = out->top_dof[k - 1];
+            }
+            k--;
+        }
+        if (k < SIM_REPORT_TOP_DOFS) {
+            out->top_rms[k] = rms;
+            out->top_dof[k] = j;
+        }
+    }
+}
+
+static double norm3(fb_v3 v) {
+    return sqrt(v.x * v.x + v.y * v.y + v.z * v.z);
+}
+
+double sim_hit_impulse_norm(const fb_hit_result* r) {
+    return norm3(r->impulse);
+}
+
+double sim_hit_momentum_mismatch(const fb_hit_result* r) {
+    const double j = norm3(r->impulse);
+    const fb_v3 sum = {r->ball_dp.x + r->impulse.x, r->ball_dp.y + r->impulse.y,
+                       r->ball_dp.z + r->impulse.z};
+    return j > 0.0 ? norm3(sum) / j : 0.0;
+}
+
+/* ---- balls ---------------------------------------------------------------------------------- */
+
+static cJSON* vec3(fb_v3 v) {
+    const double c[3] = {v.x, v.y, v.z};
+    return cJSON_CreateDoubleArray(c, 3);
+}
+
+/* A number, or null for NaN (JSON has no NaN). */
+static cJSON* number(double v) {
+    return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull();
+}
+
+fb_status sim_balls_json(const fb_sim* s, const char* path, fb_error* err) {
+    int n = 0;
+    const fb_sim_frame* fr = fb_sim_frames(s, &n);
+    const fb_hit_result* hr = fb_sim_hits(s);
+    const int nb = fb_sim_nball(s);
+    cJSON* root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "format", "featherbone-balls");
+    cJSON_AddNumberToObject(root, "version", 1);
+    cJSON_AddNumberToObject(root, "frame_time", n > 1 ? fr[1].time - fr[0].time : 0.0);
+    cJSON_AddNumberToObject(root, "frames", n);
+    cJSON* balls = cJSON_AddArrayToObject(root, "balls");
+    for (int k = 0; k < nb; k++) {
+        const fb_hit_result* r = &hr[k];
+        cJSON* b = cJSON_CreateObject();
+        char spec[512];
+        fb_hit_format(&r->hit, spec, sizeof spec);
+        cJSON_AddStringToObject(b, "hit", spec);
+        cJSON_AddNumberToObject(b, "mass", r->hit.mass);
+        cJSON_AddNumberToObject(b, "radius", r->hit.radius);
+        cJSON_AddNumberToObject(b, "launch_time", r->launch_time);
+        cJSON_AddItemToObject(b, "launch_position", vec3(r->launch_pos));
+        cJSON_AddItemToObject(b, "launch_velocity", vec3(r->launch_vel));
+        cJSON* pos = cJSON_AddArrayToObject(b, "positions");
+        for (int f = 0; f < n; f++) {
+            const double* p = fb_sim_frame_balls(s, f) + 3 * k;
+            cJSON_AddItemToArray(pos, fr[f].time + 1e-9 < r->launch_time
+                                          ? cJSON_CreateNull()
+                                          : cJSON_CreateDoubleArray(p, 3));
+        }
+        cJSON_AddItemToArray(balls, b);
+    }
+    return save_json(root, path, err);
+}
+
+/* ---- report --------------------------------------------------------------------------------- */
+
+/* A series: fn(frame) for every recorded frame, scaled. */
+static cJSON* series(const fb_sim_frame* fr, int n, double (*fn)(const fb_sim_frame*, int),
+                     int arg, double scale) {
+    cJSON* a = cJSON_CreateArray();
+    for (int f = 0; f < n; f++) {
+        cJSON_AddItemToArray(a, number(scale * fn(&fr[f], arg)));
+    }
+    return a;
+}
+
+static double f_time(const fb_sim_frame* f, int k) {
+    (void)k;
+    return f->time;
+}
+static double f_mpjpe(const fb_sim_frame* f, int k) {
+    (void)k;
+    return f->metrics.mpjpe;
+}
+static double f_max_err(const fb_sim_frame* f, int k) {
+    (void)k;
+    return f->metrics.max_joint_err;
+}
+static double f_root_pos(const fb_sim_frame* f, int k) {
+    (void)k;
+    return f->metrics.root_pos_err;
+}
+static double f_com(const fb_sim_frame* f, int k) {
+    (void)k;
+    return f->metrics.com_err;
+}
+static double f_part(const fb_sim_frame* f, int k) {
+    return f->part_err[k];
+}
+static double f_ground(const fb_sim_frame* f, int k) {
+    (void)k;
+    return f->ground_force;
+}
+static double f_ball(const fb_sim_frame* f, int k) {
+    (void)k;
+    return f->ball_force;
+}
+static double f_limits(const fb_sim_frame* f, int k) {
+    (void)k;
+    return f->metrics.limits_bound;
+}
+static double f_assist_force(const fb_sim_frame* f, int k) {
+    (void)k;
+    return f->metrics.assist_force;
+}
+static double f_assist_torque(const fb_sim_frame* f, int k) {
+    (void)k;
+    return f->metrics.assist_torque;
+}
+
+static cJSON* hit_json(const fb_hit_result* r, const fb_model* m) {
+    cJSON* o = cJSON_CreateObject();
+    char spec[512];
+    fb_hit_format(&r->hit, spec, sizeof spec);
+    cJSON_AddStringToObject(o, "hit", spec);
+    cJSON_AddStringToObject(o, "target", r->hit.target);
+    cJSON_AddStringToObject(o, "body", m->name[r->body]);
+    cJSON_AddNumberToObject(o, "time", r->hit.time);
+    cJSON_AddNumberToObject(o, "launch_time", r->launch_time);
+    cJSON_AddBoolToObject(o, "touched", r->touched);
+    cJSON_AddItemToObject(o, "contact_time", number(r->touched ? r->contact_time : NAN));
+    cJSON_AddItemToObject(o, "impulse_Ns", vec3(r->impulse));
+    cJSON_AddItemToObject(o, "ball_momentum_change_Ns", vec3(r->ball_dp));
+    cJSON_AddItemToObject(o, "peak_error_cm", number(100.0 * r->peak_err));
+    cJSON_AddItemToObject(o, "peak_time", number(r->peak_time));
+    cJSON_AddItemToObject(o, "recover_time", number(r->recover_time));
+    cJSON_AddItemToObject(o, "mpjpe_recover_time", number(r->mpjpe_recover_time));
+    return o;
+}
+
+fb_status sim_report_json(const fb_sim* s, const sim_report_info* info, const char* path,
+                          fb_error* err) {
+    const fb_model* m = info->ch->model;
+    sim_summary sm;
+    sim_summarize(s, m, &sm);
+    int n = 0;
+    const fb_sim_frame* fr = fb_sim_frames(s, &n);
+    cJSON* root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "format", "featherbone-report");
+    cJSON_AddNumberToObject(root, "version", 1);
+    cJSON_AddStringToObject(root, "clip", info->clip_path);
+    cJSON_AddStringToObject(root, "gains", info->gains_path ? info->gains_path : "(gains init)");
+    cJSON_AddStringToObject(root, "controller", fb_controller_name(info->gains->controller));
+    cJSON_AddStringToObject(root, "root", fb_root_mode_name(info->gains->root.mode));
+    cJSON_AddNumberToObject(root, "rate_hz", info->gains->rate);
+    cJSON_AddNumberToObject(root, "frames", n);
+    cJSON_AddNumberToObject(root, "duration_s", sm.duration);
+
+    cJSON* sum = cJSON_AddObjectToObject(root, "summary");
+    cJSON_AddNumberToObject(sum, "mpjpe_mean_cm", 100.0 * sm.mpjpe_mean);
+    cJSON_AddNumberToObject(sum, "mpjpe_max_cm", 100.0 * sm.mpjpe_max);
+    cJSON_AddNumberToObject(sum, "mpjpe_max_time", sm.mpjpe_max_time);
+    cJSON_AddNumberToObject(sum, "frames_with_torque_limit_bound", sm.limit_frames);
+    cJSON* parts = cJSON_AddObjectToObject(sum, "parts");
+    for (int p = 0; p < FB_NPART; p++) {
+        cJSON* po = cJSON_AddObjectToObject(parts, fb_part_name((fb_part)p));
+        cJSON_AddNumberToObject(po, "mean_cm", 100.0 * sm.part_mean[p]);
+        cJSON_AddNumberToObject(po, "max_cm", 100.0 * sm.part_max[p]);
+    }
+    cJSON* as = cJSON_AddObjectToObject(sum, "assistance");
+    cJSON_AddNumberToObject(as, "force_impulse_Ns", sm.assist.force_impulse);
+    cJSON_AddNumberToObject(as, "torque_impulse_Nms", sm.assist.torque_impulse);
+    cJSON_AddNumberToObject(as, "peak_force_N", sm.assist.peak_force);
+    cJSON_AddNumberToObject(as, "peak_torque_Nm", sm.assist.peak_torque);
+
+    cJSON* hits = cJSON_AddArrayToObject(root, "hits");
+    for (int k = 0; k < fb_sim_nball(s); k++) {
+        cJSON_AddItemToArray(hits, hit_json(&fb_sim_hits(s)[k], m));
+    }
+
+    cJSON* se = cJSON_AddObjectToObject(root, "series");
+    cJSON_AddItemToObject(se, "time", series(fr, n, f_time, 0, 1.0));
+    cJSON_AddItemToObject(se, "mpjpe_cm", series(fr, n, f_mpjpe, 0, 100.0));
+    cJSON_AddItemToObject(se, "max_joint_error_cm", series(fr, n, f_max_err, 0, 100.0));
+    cJSON_AddItemToObject(se, "root_position_error_cm", series(fr, n, f_root_pos, 0, 100.0));
+    cJSON_AddItemToObject(se, "com_error_cm", series(fr, n, f_com, 0, 100.0));
+    cJSON* pe = cJSON_AddObjectToObject(se, "part_error_cm");
+    for (int p = 0; p < FB_NPART; p++) {
+        cJSON_AddItemToObject(pe, fb_part_name((fb_part)p), series(fr, n, f_part, p, 100.0));
+    }
+    cJSON_AddItemToObject(se, "ground_force_N", series(fr, n, f_ground, 0, 1.0));
+    cJSON_AddItemToObject(se, "ball_force_N", series(fr, n, f_ball, 0, 1.0));
+    cJSON_AddItemToObject(se, "limits_bound", series(fr, n, f_limits, 0, 1.0));
+    cJSON_AddItemToObject(se, "assist_force_N", series(fr, n, f_assist_force, 0, 1.0));
+    cJSON_AddItemToObject(se, "assist_torque_Nm", series(fr, n, f_assist_torque, 0, 1.0));
+    cJSON* tq = cJSON_AddObjectToObject(se, "torque_Nm");
+    for (int k = 0; k < sm.ntop; k++) {
+        char label[FB_NAME_MAX + 16];
+        fb_dof_label(m, sm.top_dof[k], label, sizeof label);
+        cJSON* a = cJSON_CreateArray();
+        for (int f = 0; f < n; f++) {
+            cJSON_AddItemToArray(a, number(fb_sim_frame_tau(s, f)[sm.top_dof[k]]));
+        }
+        cJSON_AddItemToObject(tq, label, a);
+    }
+    return save_json(root, path, err);
+}

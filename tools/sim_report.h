@@ -1,0 +1,57 @@
+/* What `featherbone simulate` writes besides the BVH: the balls' trajectories (JSON), and the
+ * report (JSON, or one self-contained HTML page with the same numbers). */
+#ifndef FB_TOOLS_SIM_REPORT_H
+#define FB_TOOLS_SIM_REPORT_H
+
+#include "featherbone/featherbone.h"
+
+/* Most joint-torque series a report plots (the most loaded dofs). */
+#define SIM_REPORT_TOP_DOFS 12
+
+typedef struct sim_report_info {
+    const char* clip_path;
+    const char* gains_path; /* NULL: the defaults of `gains init` */
+    const fb_gains* gains;  /* as simulated (after the command line's overrides) */
+    const fb_character* ch;
+} sim_report_info;
+
+/* The numbers both reports and the terminal summary give. */
+typedef struct sim_summary {
+    int nframe;
+    double duration;                 /* s */
+    double mpjpe_mean, mpjpe_max;    /* m */
+    double mpjpe_max_time;           /* s */
+    double part_mean[FB_NPART], part_max[FB_NPART]; /* m */
+    int limit_frames;                /* recorded frames with a torque limit bound */
+    fb_assist_totals assist;         /* root assistance used (assisted root) */
+    int ntop;
+    int top_dof[SIM_REPORT_TOP_DOFS]; /* the dofs with the largest RMS torque, root excluded */
+    double top_rms[SIM_REPORT_TOP_DOFS];
+} sim_summary;
+
+void sim_summarize(const fb_sim* s, const fb_model* m, sim_summary* out);
+
+/* |impulse| of a hit, N s: the total impulse the ball gave the character. */
+double sim_hit_impulse_norm(const fb_hit_result* r);
+
+/* How well momentum balances over a hit: |ball_dp + impulse| / |impulse| (the ball's change
+ * of momentum is minus the impulse it gave the character); 0 for a ball that missed. */
+double sim_hit_momentum_mismatch(const fb_hit_result* r);
+
+/* OUT.balls.json: per ball its hit, mass, radius, launch and one position per recorded frame
+ * (null before the launch). Whole or not at all. */
+fb_status sim_balls_json(const fb_sim* s, const char* path, fb_error* err);
+
+/* The report as JSON (format "featherbone-report", version 1): the run, the summary, each
+ * hit's outcome, and the series over time. Whole or not at all. */
+fb_status sim_report_json(const fb_sim* s, const sim_report_info* info, const char* path,
+                          fb_error* err);
+
+/* The same report as one self-contained HTML page (inline SVG, no scripts, no network). */
+fb_status sim_report_html(const fb_sim* s, const sim_report_info* info, const char* path,
+                          fb_error* err);
+
+/* Writes text to path whole or not at all. */
+fb_status text_save(const char* path, const char* text, fb_error* err);
+
+#endif /* FB_TOOLS_SIM_REPORT_H */

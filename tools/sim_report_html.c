@@ -1,0 +1,378 @@
+/* The report of a simulation as one self-contained HTML page (tools/html.h): the run, a
+ * summary table, one table row per hit, the per-body-part errors, and charts over time with
+ * the hits marked. The numbers are those of the JSON report (sim_report.c), printed with fixed
+ * decimals, so the same run gives the same bytes; nothing on the page depends on the clock. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "html.h"
+#include "plot.h"
+#include "sim_report.h"
+
+/* Chart size in px: the page's column is 1100 px wide; the SVG scales down below that. */
+enum { CHART_W = 1040, CHART_H = 300, CHART_H_SMALL = 220 };
+
+/* Per-frame series the charts plot, each (nframe) long, in the units of their chart. */
+enum {
+    SER_TIME,                         /* s */
+    SER_MPJPE,                        /* cm */
+    SER_MAXERR,                       /* cm */
+    SER_PART,                         /* FB_NPART of them, cm */
+    SER_GROUND = SER_PART + FB_NPART, /* N */
+    SER_BALL,                         /* N */
+    SER_LIMITS,                       /* dofs */
+    SER_ASSIST_F,                     /* N */
+    SER_ASSIST_T,                     /* N m */
+    SER_TORQUE,                       /* SIM_REPORT_TOP_DOFS of them, N m */
+    SER_COUNT = SER_TORQUE + SIM_REPORT_TOP_DOFS
+};
+
+typedef struct page {
+    const fb_sim* s;
+    const sim_report_info* info;
+    const fb_model* m;
+    sim_summary sm;
+    const fb_sim_frame* fr;
+    int n;       /* recorded frames */
+    double* ser; /* (SER_COUNT x n) */
+    int nhit;
+    plot_mark hit_mark[FB_SIM_MAX_BALLS]; /* at each hit's contact (or its time: a miss) */
+    char hit_label[FB_SIM_MAX_BALLS][16]; /* "hit 1" ... */
+    plot_mark tol_mark;                   /* the recovery tolerance, cm */
+    char tol_label[48];
+} page;
+
+static double* ser(const page* p, int k) {
+    return p->ser + (size_t)k * (size_t)p->n;
+}
+
+/* Fills the series from the recorded frames (lengths in cm, as the JSON report gives them). */
+static void fill_series(page* p) {
+    for (int f = 0; f < p->n; f++) {
+        const fb_sim_frame* fr = &p->fr[f];
+        ser(p, SER_TIME)[f] = fr->time;
+        ser(p, SER_MPJPE)[f] = 100.0 * fr->metrics.mpjpe;
+        ser(p, SER_MAXERR)[f] = 100.0 * fr->metrics.max_joint_err;
+        for (int q = 0; q < FB_NPART; q++) {
+            ser(p, SER_PART + q)[f] = 100.0 * fr->part_err[q];
+        }
+        ser(p, SER_GROUND)[f] = fr->ground_force;
+        ser(p, SER_BALL)[f] = fr->ball_force;
+        ser(p, SER_LIMITS)[f] = fr->metrics.limits_bound;
+        ser(p, SER_ASSIST_F)[f] = fr->metrics.assist_force;
+        ser(p, SER_ASSIST_T)[f] = fr->metrics.assist_torque;
+        const double* tau = fb_sim_frame_tau(p->s, f);
+        for (int k = 0; k < p->sm.ntop; k++) {
+            ser(p, SER_TORQUE + k)[f] = tau[p->sm.top_dof[k]];
+        }
+    }
+}
+
+/* A chart over time with the hits as events. */
+static plot_chart time_chart(const page* p, const char* title, const char* y_label, int height) {
+    plot_chart c = {.title = title,
+                    .x_label = "time (s)",
+                    .y_label = y_label,
+                    .width = CHART_W,
+                    .height = height,
+                    .events = p->hit_mark,
+                    .n_events = p->nhit,
+                    .y_from_zero = true};
+    if (p->n > 1) { /* the whole run, even where a series has gaps */
+        c.x_range[0] = p->fr[0].time;
+        c.x_range[1] = p->fr[p->n - 1].time;
+    }
+    return c;
+}
+
+static void add(const page* p, plot_chart* c, const char* name, int k) {
+    plot_add_series(c, name, ser(p, SER_TIME), ser(p, k), p->n);
+}
+
+/* A recovery time in s: "0.35"; 0 means the error never left the tolerance, NaN that it did
+ * not come back within the clip. */
+static void recovery_text(double t, char* buf, size_t cap) {
+    if (isnan(t)) {
+        snprintf(buf, cap, "not within the clip");
+    } else if (t == 0.0) {
+        snprintf(buf, cap, "0 (stayed within)");
+    } else {
+        snprintf(buf, cap, "%.2f", t);
+    }
+}
+
+/* ---- sections ------------------------------------------------------------------------- */
+
+/* What was simulated: clip, gains, controller, root, rates, frames, the hits' specs. */
+static void run_section(html_doc* h, const page* p) {
+    const fb_gains* g = p->info->gains;
+    const double frame_dt = p->n > 1 ? p->fr[1].time - p->fr[0].time : 0.0;
+    html_paragraphf(h,
+                    "Clip: %s; gains: %s; controller: %s; root: %s; simulated at %.0f Hz, "
+                    "recorded at %.0f Hz: %d frames, %.3f s.",
+                    p->info->clip_path,
+                    p->info->gains_path ? p->info->gains_path : "gains init defaults",
+                    fb_controller_name(g->controller), fb_root_mode_name(g->root.mode), g->rate,
+                    frame_dt > 0.0 ? 1.0 / frame_dt : 0.0, p->n, p->sm.duration);
+    if (p->nhit == 0) {
+        html_paragraph(h, "No hits.");
+        return;
+    }
+    html_paragraphf(h, "%d hit%s (as --hit specs):", p->nhit, p->nhit == 1 ? "" : "s");
+    char text[FB_SIM_MAX_BALLS * 560];
+    size_t len = 0;
+    for (int k = 0; k < p->nhit; k++) {
+        char spec[512];
+        fb_hit_format(&fb_sim_hits(p->s)[k].hit, spec, sizeof spec);
+        len += (size_t)snprintf(text + len, sizeof text - len, "%shit %d: %s", k ? "\n" : "", k + 1,
+                                spec);
+        len = len < sizeof text ? len : sizeof text - 1;
+    }
+    html_pre(h, text);
+}
+
+/* The run's totals: tracking error, torque limits, root assistance. */
+static void summary_table(html_doc* h, const page* p) {
+    const sim_summary* sm = &p->sm;
+    const char* head[3] = {"quantity", "value", "unit"};
+    html_table_begin(h, "The whole run", 3, head);
+    html_cell_text(h, "MPJPE, mean over the frames");
+    html_cell_num(h, 100.0 * sm->mpjpe_mean, 2);
+    html_cell_text(h, "cm");
+    char text[96];
+    snprintf(text, sizeof text, "MPJPE, largest (at %.2f s)", sm->mpjpe_max_time);
+    html_cell_text(h, text);
+    html_cell_num(h, 100.0 * sm->mpjpe_max, 2);
+    html_cell_text(h, "cm");
+    snprintf(text, sizeof text, "frames with a torque limit bound (of %d)", sm->nframe);
+    html_cell_text(h, text);
+    html_cell_num(h, sm->limit_frames, 0);
+    html_cell_text(h, "frames");
+    if (p->info->gains->root.mode != FB_ROOT_ASSISTED) { /* nothing to help with */
+        snprintf(text, sizeof text, "none (%s root)", fb_root_mode_name(p->info->gains->root.mode));
+        html_cell_text(h, "root assistance");
+        html_cell_text(h, text);
+        html_cell_text(h, "");
+    } else {
+        html_cell_text(h, "root assistance: force impulse");
+        html_cell_num(h, sm->assist.force_impulse, 2);
+        html_cell_text(h, "N s");
+        html_cell_text(h, "root assistance: torque impulse");
+        html_cell_num(h, sm->assist.torque_impulse, 2);
+        html_cell_text(h, "N m s");
+        html_cell_text(h, "root assistance: peak force");
+        html_cell_num(h, sm->assist.peak_force, 1);
+        html_cell_text(h, "N");
+        html_cell_text(h, "root assistance: peak torque");
+        html_cell_num(h, sm->assist.peak_torque, 1);
+        html_cell_text(h, "N m");
+    }
+    html_table_end(h);
+}
+
+/* One row per hit: where and when it struck, the impulse, how far the struck body was pushed
+ * and how long it took to come back. */
+static void hits_table(html_doc* h, const page* p) {
+    char seg[96], all[96];
+    snprintf(seg, sizeof seg, "struck body back within %g cm after (s)", p->tol_mark.at);
+    snprintf(all, sizeof all, "whole body (MPJPE) back within %g cm after (s)", p->tol_mark.at);
+    const char* head[9] = {"hit",
+                           "target",
+                           "contact (s)",
+                           "impulse (N s)",
+                           "ball momentum change vs impulse (rel. diff.)",
+                           "peak deviation (cm)",
+                           "at (s)",
+                           seg,
+                           all};
+    html_table_begin(h, "Hits", 9, head);
+    for (int k = 0; k < p->nhit; k++) {
+        const fb_hit_result* r = &fb_sim_hits(p->s)[k];
+        char text[64];
+        char label[32]; /* a no-break space keeps "hit 1" on one line */
+        snprintf(label, sizeof label, "hit\xC2\xA0%d", k + 1);
+        html_cell_text(h, label);
+        html_cell_text(h, r->hit.target);
+        if (!r->touched) {
+            html_cell_text(h, "missed");
+            for (int c = 0; c < 6; c++) {
+                html_cell_text(h, "");
+            }
+            continue;
+        }
+        html_cell_num(h, r->contact_time, 3);
+        html_cell_num(h, sim_hit_impulse_norm(r), 3);
+        snprintf(text, sizeof text, "%.1e", sim_hit_momentum_mismatch(r));
+        html_cell_text(h, text);
+        html_cell_num(h, 100.0 * r->peak_err, 2);
+        html_cell_num(h, r->peak_time, 3);
+        recovery_text(r->recover_time, text, sizeof text);
+        html_cell_text(h, text);
+        recovery_text(r->mpjpe_recover_time, text, sizeof text);
+        html_cell_text(h, text);
+    }
+    html_table_end(h);
+}
+
+static void parts_table(html_doc* h, const page* p) {
+    const char* head[3] = {"body part", "mean error (cm)", "max error (cm)"};
+    html_table_begin(h, "Tracking error per body part (mean over the part's joints)", 3, head);
+    for (int q = 0; q < FB_NPART; q++) {
+        html_cell_text(h, fb_part_name((fb_part)q));
+        html_cell_num(h, 100.0 * p->sm.part_mean[q], 2);
+        html_cell_num(h, 100.0 * p->sm.part_max[q], 2);
+    }
+    html_table_end(h);
+}
+
+/* MPJPE against the recovery tolerance; every part; the struck parts with the worst joint. */
+static void error_charts(html_doc* h, const page* p) {
+    plot_chart c = time_chart(p, "Mean per-joint position error (MPJPE)", "error (cm)", CHART_H);
+    c.refs = &p->tol_mark;
+    c.n_refs = 1;
+    add(p, &c, "MPJPE", SER_MPJPE);
+    html_chart(h, &c);
+
+    c = time_chart(p, "Position error per body part (mean over the part's joints)", "error (cm)",
+                   CHART_H);
+    for (int q = 0; q < FB_NPART; q++) {
+        add(p, &c, fb_part_name((fb_part)q), SER_PART + q);
+    }
+    html_chart(h, &c);
+
+    /* the struck bodies' parts (each once), and the worst joint of the whole body */
+    c = time_chart(p, "Struck body parts and the worst joint", "error (cm)", CHART_H);
+    c.refs = &p->tol_mark;
+    c.n_refs = 1;
+    bool seen[FB_NPART] = {false};
+    for (int k = 0; k < p->nhit; k++) {
+        const fb_part q = fb_sim_body_part(p->s, fb_sim_hits(p->s)[k].body);
+        if (q >= 0 && q < FB_NPART && !seen[q]) {
+            seen[q] = true;
+            add(p, &c, fb_part_name(q), SER_PART + q);
+        }
+    }
+    add(p, &c, "worst joint", SER_MAXERR);
+    html_chart(h, &c);
+}
+
+/* The most loaded joints' torques, with their RMS in a table. */
+static void torque_section(html_doc* h, const page* p) {
+    html_heading(h, 2, "Joint torques");
+    if (p->sm.ntop == 0) {
+        html_paragraph(h, "The character has no actuated joints.");
+        return;
+    }
+    char label[SIM_REPORT_TOP_DOFS][FB_NAME_MAX + 16];
+    plot_chart c = time_chart(p, "Torques of the most loaded joints (largest RMS)", "torque (N m)",
+                              CHART_H + 60);
+    c.y_from_zero = false;
+    for (int k = 0; k < p->sm.ntop; k++) {
+        fb_dof_label(p->m, p->sm.top_dof[k], label[k], sizeof label[k]);
+        add(p, &c, label[k], SER_TORQUE + k);
+    }
+    html_chart(h, &c);
+    const char* head[2] = {"joint axis", "RMS torque (N m)"};
+    html_table_begin(h, "The most loaded joints", 2, head);
+    for (int k = 0; k < p->sm.ntop; k++) {
+        html_cell_text(h, label[k]);
+        html_cell_num(h, p->sm.top_rms[k], 1);
+    }
+    html_table_end(h);
+}
+
+/* Contact forces, root assistance (assisted root only) and torque limits. */
+static void force_section(html_doc* h, const page* p) {
+    html_heading(h, 2, "Contact forces");
+    html_paragraph(h, "Each point is the contact impulse (normal and friction, impacts included) "
+                      "received since the previous recorded frame divided by the time between "
+                      "them: the mean force over the frame. The hits table gives each ball's "
+                      "whole impulse.");
+    /* apart: a ball's push is brief and can be far smaller than the ground's */
+    plot_chart c = time_chart(p, "Contact force of the ground on the character (magnitude)",
+                              "force (N)", CHART_H_SMALL);
+    add(p, &c, "ground", SER_GROUND);
+    html_chart(h, &c);
+    c = time_chart(p, "Contact force of the balls on the character (magnitude)", "force (N)",
+                   CHART_H_SMALL);
+    add(p, &c, "balls", SER_BALL);
+    html_chart(h, &c);
+
+    if (p->info->gains->root.mode == FB_ROOT_ASSISTED) {
+        html_heading(h, 2, "Root assistance");
+        c = time_chart(p, "Helping wrench on the root (magnitude)", "force (N) / torque (N m)",
+                       CHART_H);
+        add(p, &c, "force (N)", SER_ASSIST_F);
+        add(p, &c, "torque (N m)", SER_ASSIST_T);
+        html_chart(h, &c);
+    }
+
+    html_heading(h, 2, "Torque limits");
+    c = time_chart(p, "Joint axes whose torque sat at its limit", "axes", CHART_H_SMALL);
+    add(p, &c, "axes at the limit", SER_LIMITS);
+    html_chart(h, &c);
+}
+
+static int report_body(html_doc* h, void* ctx) {
+    const page* p = ctx;
+    run_section(h, p);
+    html_heading(h, 2, "Summary");
+    summary_table(h, p);
+    if (p->nhit > 0) {
+        hits_table(h, p);
+        html_paragraph(h, "Contact: the ball's first touch. Peak deviation: the largest "
+                          "distance of the aim point on the struck body from where the clip "
+                          "puts it. Recovery times count from the hit; the whole body's from "
+                          "the struck body's return on.");
+    }
+    html_heading(h, 2, "Tracking error");
+    error_charts(h, p);
+    parts_table(h, p);
+    torque_section(h, p);
+    force_section(h, p);
+    return 0;
+}
+
+fb_status sim_report_html(const fb_sim* s, const sim_report_info* info, const char* path,
+                          fb_error* err) {
+    page* p = calloc(1, sizeof *p);
+    if (!p) {
+        goto oom;
+    }
+    p->s = s;
+    p->info = info;
+    p->m = info->ch->model;
+    sim_summarize(s, p->m, &p->sm);
+    p->fr = fb_sim_frames(s, &p->n);
+    p->ser = malloc((size_t)SER_COUNT * (size_t)(p->n > 0 ? p->n : 1) * sizeof(double));
+    if (!p->ser) {
+        free(p);
+        goto oom;
+    }
+    fill_series(p);
+    p->nhit = fb_sim_nball(s);
+    for (int k = 0; k < p->nhit; k++) {
+        const fb_hit_result* r = &fb_sim_hits(s)[k];
+        snprintf(p->hit_label[k], sizeof p->hit_label[k], "hit %d", k + 1);
+        p->hit_mark[k] = (plot_mark){r->touched ? r->contact_time : r->hit.time, p->hit_label[k]};
+    }
+    /* the tolerance fb_sim measured recovery with (the simulate command keeps the default) */
+    const double tol_cm = 100.0 * fb_default_sim_opts().recover_tol;
+    snprintf(p->tol_label, sizeof p->tol_label, "%g cm: recovery tolerance", tol_cm);
+    p->tol_mark = (plot_mark){tol_cm, p->tol_label};
+    char title[FB_NAME_MAX + 1100];
+    const char* slash = strrchr(info->clip_path, '/');
+    snprintf(title, sizeof title, "featherbone simulation report: %s",
+             slash ? slash + 1 : info->clip_path);
+    const fb_status st = html_save(path, title, report_body, p, err);
+    free(p->ser);
+    free(p);
+    return st;
+oom:
+    if (err) {
+        err->code = FB_ENOMEM;
+        snprintf(err->msg, sizeof err->msg, "%s: out of memory", path);
+    }
+    return FB_ENOMEM;
+}

@@ -220,7 +220,8 @@ END_TEST
 
 /* The tracking controllers run inside the step (world hook): tracking the bundled walk with
  * the accel controller and with PD (kinematic root, ground on, the feet touch it) makes no
- * heap call per step either; measuring the metrics neither. */
+ * heap call per step either; measuring the metrics neither; nor does a ball-hit simulation's
+ * step (fb_sim_step), to the end of its clip. */
 START_TEST(tracking_step_does_not_allocate) {
     fb_error err;
     fb_clip* clip = fb_clip_load(FB_DATA_DIR "/131_01.bvh", NULL, NULL, &err);
@@ -260,6 +261,30 @@ START_TEST(tracking_step_does_not_allocate) {
         fb_world_destroy(w);
     }
     fb_ref_destroy(r);
+    /* a ball-hit simulation: launches, contacts with the ball, recording, and the hits'
+     * results computed when the clip ends */
+    fb_hit h;
+    ck_assert_int_eq(fb_hit_parse("time=0.5,target=LeftElbow", &h, &err), FB_OK);
+    fb_ref* r2 = fb_ref_from_clip(clip, ch, 240.0, 100, 220, NULL, &err);
+    fb_gains g;
+    ck_assert_int_eq(fb_gains_init(ch->model, r2, &g, &err), FB_OK);
+    fb_ref_destroy(r2);
+    fb_sim_opts so = fb_default_sim_opts();
+    so.first = 100;
+    so.last = 220;
+    fb_sim* sim = fb_sim_create(clip, ch, &g, &h, 1, &so, &err);
+    ck_assert_msg(sim != NULL, "%s", err.msg);
+    g_heap_calls = 0;
+    g_counting = 1;
+    int failed = 0;
+    while (!fb_sim_done(sim) && failed == 0) {
+        failed += fb_sim_step(sim, NULL) != FB_OK;
+    }
+    g_counting = 0;
+    ck_assert_int_eq(failed, 0);
+    ck_assert(fb_sim_hits(sim)[0].touched);
+    ck_assert_msg(g_heap_calls == 0, "%ld heap calls in a ball-hit simulation", g_heap_calls);
+    fb_sim_destroy(sim);
     fb_character_destroy(ch);
     fb_clip_destroy(clip);
 }

@@ -47,6 +47,7 @@ struct fb_sim {
     double* rec_q;        /* (rec_cap x nq) */
     double* rec_tau;      /* (rec_cap x nv) */
     double* rec_balls;    /* (rec_cap x nball x 3) */
+    double* rec_mpjpe;    /* (rec_cap) scratch of finish() */
     double* rec_target;   /* (rec_cap x nball): how far each hit's aim point on its body is from
                              where the clip puts it */
     fb_v3 imp_ground;                /* N s since the last recorded frame: ground on the */
@@ -415,8 +416,8 @@ static double recovery(const fb_sim* s, double t_hit, const double* err, size_t 
 
 /* Peak errors and recovery times of every hit, from the recorded frames. */
 static void finish(fb_sim* s) {
-    double* mpjpe = calloc((size_t)s->nrec + 1, sizeof(double));
-    for (int f = 0; mpjpe && f < s->nrec; f++) {
+    double* mpjpe = s->rec_mpjpe;
+    for (int f = 0; f < s->nrec; f++) {
         mpjpe[f] = s->frames[f].metrics.mpjpe;
     }
     for (int k = 0; k < s->nball; k++) {
@@ -435,7 +436,7 @@ static void finish(fb_sim* s) {
         /* the whole body: the first frame from the struck body's return on with the MPJPE
          * within the tolerance */
         r->mpjpe_recover_time = NAN;
-        for (int f = 0; mpjpe && !isnan(r->recover_time) && f < s->nrec; f++) {
+        for (int f = 0; !isnan(r->recover_time) && f < s->nrec; f++) {
             if (s->frames[f].time >= t_hit + r->recover_time - 1e-9 &&
                 mpjpe[f] <= s->o.recover_tol) {
                 r->mpjpe_recover_time = s->frames[f].time - t_hit;
@@ -443,7 +444,6 @@ static void finish(fb_sim* s) {
             }
         }
     }
-    free(mpjpe);
     s->finished = true;
 }
 
@@ -468,6 +468,7 @@ void fb_sim_destroy(fb_sim* s) {
     free(s->rec_tau);
     free(s->rec_balls);
     free(s->rec_target);
+    free(s->rec_mpjpe);
     free(s);
 }
 
@@ -581,7 +582,9 @@ fb_sim* fb_sim_create(const fb_clip* clip, const fb_character* ch, const fb_gain
         s->rec_tau = calloc(n * (size_t)m->nv, sizeof(double));
         s->rec_balls = calloc(n * (size_t)nhit * 3 + 1, sizeof(double));
         s->rec_target = calloc(n * (size_t)nhit + 1, sizeof(double));
-        if (!s->frames || !s->rec_q || !s->rec_tau || !s->rec_balls || !s->rec_target) {
+        s->rec_mpjpe = calloc(n, sizeof(double));
+        if (!s->frames || !s->rec_q || !s->rec_tau || !s->rec_balls || !s->rec_target ||
+            !s->rec_mpjpe) {
             st = fb_fail(err, FB_ENOMEM, "simulation: out of memory for %d frames", s->rec_cap);
         }
     }

@@ -4,7 +4,9 @@
  *   M^-1 J^T f from CRBA; K vs J M^-1 J^T (CRBA + Jacobians) and vs the test-force method,
  *   also for rows between two bodies of one articulation (self-collision);
  *   qdd after the solve vs ABA run with the constraint forces applied; PGS vs Lemke on random
- *   LCPs, and sanity on singular K (duplicate and coplanar contacts). */
+ *   LCPs, and sanity on singular K (duplicate and coplanar contacts); K by the sparse
+ *   factorisation of M vs J M^-1 J^T and vs test forces; the joint-space solve of a humanoid
+ *   pinned by dof rows, with contacts, against the LCP conditions with the full K. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -580,6 +582,7 @@ START_TEST(k_by_factorisation_matches_crba_and_test_forces) {
         fb_csys* cf = fb_csys_create(2, ms, ds, 24, NULL, &err);
         fb_csys* ct = fb_csys_create(2, ms, ds, 24, NULL, &err);
         ck_assert_msg(cf && ct, "%s", err.msg);
+        fb_csys_set_k_method(cf, FB_K_FACTOR);
         fb_csys_set_k_method(ct, FB_K_TEST_FORCES);
         const int nr = scene_rng_int(&r, 1, 24);
         scene_rng r2 = r;
@@ -662,11 +665,12 @@ END_TEST
  * contacts on its feet and hands (normal and two friction rows, random mu) pressing or not,
  * and contacts with a free ball. Solved with
  * FB_K_JOINT_SPACE (the dof rows' block of K not formed): the LCP conditions hold with the full
- * K of FB_K_FACTOR built independently for the same rows, friction stays in its cone, and
- * qdd after fb_csys_apply equals ABA with the solved forces applied. */
+ * K of FB_K_FACTOR built independently for the same rows, friction stays in its cone, qdd
+ * after fb_csys_apply equals ABA with the solved forces applied, and an impact solve without
+ * the dof rows gives the multipliers the full K gives. */
 START_TEST(joint_space_solve_meets_the_lcp_conditions) {
     static const char* const ENDS[4] = {"foot_l", "foot_r", "hand_l", "hand_r"};
-    double worst_lcp = 0.0, worst_apply = 0.0, worst_inexact = 0.0;
+    double worst_lcp = 0.0, worst_apply = 0.0, worst_inexact = 0.0, worst_impulse = 0.0;
     int most_pivots = 0, clamped = 0, contacts_on = 0, exact = 0;
     for (uint64_t seed = 1; seed <= 60; seed++) {
         fb_error err;
@@ -698,6 +702,7 @@ START_TEST(joint_space_solve_meets_the_lcp_conditions) {
         fb_csys* cf = fb_csys_create(2, ms, ds, 128, NULL, &err);
         ck_assert_msg(cj && cf, "%s", err.msg);
         fb_csys_set_k_method(cj, FB_K_JOINT_SPACE);
+        fb_csys_set_k_method(cf, FB_K_FACTOR);
         /* contacts: a normal row (lo 0) and two friction rows each */
         const int ncon = scene_rng_int(&r, 0, 6);
         for (int c = 0; c < ncon; c++) {
@@ -826,6 +831,24 @@ START_TEST(joint_space_solve_meets_the_lcp_conditions) {
         worst_apply = fmax(worst_apply, fmax(ea, eb));
         ck_assert_msg(ea < XCHECK_TOL && eb < XCHECK_TOL, "seed %llu: applied %g, %g",
                       (unsigned long long)seed, ea, eb);
+        /* an impact solve, the dof rows left out (as the world does): PGS on the contact rows,
+         * whose K entries FB_K_JOINT_SPACE forms then (by test forces for a few, by the
+         * factor for many); the same multipliers as with the full K */
+        double v[128], vt[128], lj[128];
+        for (int k = 0; k < nr; k++) {
+            v[k] = scene_rng_uniform(&r, -2.0, 1.0);
+            vt[k] = cf->row[k].type == FB_ROW_DOF ? -INFINITY : 0.0;
+        }
+        memcpy(qa, da->qd, (size_t)ma->nv * sizeof(double));
+        memcpy(qb, db->qd, (size_t)mb->nv * sizeof(double));
+        fb_csys_impulse(cj, v, vt, &o);
+        memcpy(lj, cj->lambda, (size_t)nr * sizeof(double));
+        memcpy(da->qd, qa, (size_t)ma->nv * sizeof(double));
+        memcpy(db->qd, qb, (size_t)mb->nv * sizeof(double));
+        fb_csys_impulse(cf, v, vt, &o);
+        worst_impulse = fmax(worst_impulse, ck_rel_diff(lj, cf->lambda, nr, 1.0));
+        ck_assert_msg(ck_rel_diff(lj, cf->lambda, nr, 1.0) < XCHECK_TOL, "seed %llu: impulse %g",
+                      (unsigned long long)seed, ck_rel_diff(lj, cf->lambda, nr, 1.0));
         free(qa);
         free(qb);
         fb_csys_destroy(cj);
@@ -836,9 +859,11 @@ START_TEST(joint_space_solve_meets_the_lcp_conditions) {
         fb_model_destroy(mb);
     }
     printf("joint-space solve, 60 humanoid cases: %d exact (LCP conditions with the full K "
-           "%.2e), the others off by at most %.2e (relative); applied vs ABA %.2e; most pivots "
-           "%d; %d dof rows at a torque limit, %d contacts pushing\n",
-           exact, worst_lcp, worst_inexact, worst_apply, most_pivots, clamped, contacts_on);
+           "%.2e), the others off by at most %.2e (relative); applied vs ABA %.2e; impacts vs "
+           "the full K %.2e; most pivots %d; %d dof rows at a torque limit, %d contacts "
+           "pushing\n",
+           exact, worst_lcp, worst_inexact, worst_apply, worst_impulse, most_pivots, clamped,
+           contacts_on);
     ck_assert_int_ge(exact, 54);
 }
 END_TEST

@@ -133,8 +133,8 @@ static int run_simulate(const bench_options* opt, const char* clip) {
                                           r.part[BSIM_COLLISION]);
     printf("  %-10s %8.2f  (fb_sim_step outside the world step: launches, impulses, frames)\n",
            "outside", r.rest);
-    printf("per step: %.1f contacts, %.1f rows, %.1f PGS sweeps; %ld substeps, %ld halvings, "
-           "%ld impacts\n",
+    printf("per step: %.1f contacts, %.1f rows, %.1f solver iterations (PGS sweeps, or pivots "
+           "of the joint-space solve); %ld substeps, %ld halvings, %ld impacts\n",
            r.contacts, r.rows, r.sweeps, r.substeps, r.halvings, r.impacts);
     printf("balls touched: forearm %s, chest %s; peak error of the struck body %.1f cm, "
            "%.1f cm\n",

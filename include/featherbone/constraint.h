@@ -8,12 +8,13 @@
  *
  * The constraint matrix K (K[r][c] = the acceleration of row r per unit multiplier of row c,
  * = J M^-1 J^T) is built column by column: column c is dqdd_c = M^-1 J_c^T, the response of
- * every joint to the row's multiplier. By default each articulation's joint-space inertia M
- * (CRBA) is factored once per build as M = L^T L with the sparsity of the tree (RBDA §6.5) and
- * each column is one sparse solve; or each column is a test-force response (AccelerationDeltas,
+ * every joint to the row's multiplier, by default from test-force responses (AccelerationDeltas,
  * Kokkevis §4.3): one backward pass along the test force's path to the root and one forward
- * pass, reusing ABA phase 1, instead of an ABA call per column. After the solve the joint
- * accelerations are qdd = qdd0 + sum_c lambda_c dqdd_c, with no further ABA call. */
+ * pass, reusing ABA phase 1, instead of an ABA call per column; or by one sparse solve with
+ * each articulation's joint-space inertia M factored as L^T L along its tree (RBDA §6.5). After
+ * the solve the joint accelerations are qdd = qdd0 + sum_c lambda_c dqdd_c, with no further ABA
+ * call. A tracking controller's dof rows (one per dof) are best left out of K and solved in
+ * joint space with M (FB_K_JOINT_SPACE, fb_csys_solve). */
 #ifndef FEATHERBONE_CONSTRAINT_H
 #define FEATHERBONE_CONSTRAINT_H
 
@@ -98,16 +99,18 @@ FB_API fb_pgs_opts fb_default_pgs_opts(void);
 
 /* How fb_csys_build forms K and the responses. */
 typedef enum fb_k_method {
-    FB_K_FACTOR = 0,      /* default: M of each articulation (CRBA) factored as L^T L along its
-                             tree [RBDA §6.5]; column c = M^-1 J_c^T by one sparse solve */
-    FB_K_TEST_FORCES = 1, /* one test-force response per row [Kokkevis §4.3] */
-    FB_K_JOINT_SPACE = 2  /* as FB_K_FACTOR, except for an articulation that has a dof row
-                             (FB_ROW_DOF) on each of at least 8 of its dofs, one row per dof at
-                             most, such as a tracking controller's: the K entries between two
-                             of those rows (a block of M^-1) and their columns are not formed.
-                             fb_csys_solve works with that articulation's M instead, the
-                             entries are formed when a solve needs them, and fb_csys_apply
-                             uses the solver's joint accelerations. What a world step uses. */
+    FB_K_TEST_FORCES = 0, /* default: one test-force response per row [Kokkevis §4.3] */
+    FB_K_FACTOR = 1,      /* M of each articulation (CRBA) factored as L^T L along its tree
+                             [RBDA §6.5]; column c = M^-1 J_c^T by one sparse solve. Cheaper
+                             than test forces for many dof rows, dearer for a few point rows */
+    FB_K_JOINT_SPACE = 2  /* test forces, except for an articulation that has dof rows
+                             (FB_ROW_DOF) on at least 8 of its dofs, one row per dof at most,
+                             such as a tracking controller's: that articulation's share of K and
+                             of the responses is left out (K's entries between two of its dof
+                             rows, columns and the rows' entries on it). fb_csys_solve solves it
+                             in joint space with its M, forming what a solve still needs
+                             (an impact's contact rows) on demand, and fb_csys_apply uses the
+                             solver's joint accelerations. What a world step uses. */
 } fb_k_method;
 
 /* Rows over a set of articulations, the constraint matrix, and the solver's state. */
@@ -123,7 +126,8 @@ typedef struct fb_csys {
     double* a0;     /* (cap) each row's acceleration with zero multipliers; fb_csys_build */
     double* lambda; /* (cap) multipliers; fb_csys_solve */
     double* dqdd;   /* (cap x total nv) column c's joint-acceleration response, per articulation
-                       at offset col * nv_total + v_off[art] */
+                       at offset col * nv_total + v_off[art]. FB_K_JOINT_SPACE: only for the
+                       dofs on the rows' paths to the root, none for an articulation left out */
     int v_off[FB_CSYS_MAX_ART];
     int nv_total;
     int iterations;  /* sweeps the last solve used (with a joint-space block: pivots) */
@@ -160,6 +164,18 @@ typedef struct fb_csys {
     int* jstart;     /* (cap) */
     int* jcount;     /* (cap) */
     void* js;        /* the joint-space solver's scratch */
+    /* FB_K_JOINT_SPACE: the bodies on the paths of the rows, per articulation (nbody bytes at
+     * visit + b_off[k]); the columns hold the responses of their dofs only, and fb_csys_apply
+     * sums the rows' forces into one response per articulation instead */
+    unsigned char* visit;
+    unsigned char* mark;
+    size_t b_off[FB_CSYS_MAX_ART];
+    bool restricted;
+    int* in_body;    /* (2 cap) inputs of one summed response: bodies, forces ... */
+    fb_fv* in_f;     /* (2 cap) */
+    int* in_dof;     /* (3 cap) ... dofs, generalised forces */
+    double* in_tau;  /* (3 cap) */
+    double* vwork;   /* (largest nv) */
     fb_allocator alloc;
     void* block; /* the single allocation all arrays point into */
 } fb_csys;
@@ -169,7 +185,7 @@ FB_API fb_csys* fb_csys_create(int nart, const fb_model* const* m, fb_data* cons
                                int max_rows, const fb_allocator* alloc, fb_error* err);
 FB_API void fb_csys_destroy(fb_csys* cs);
 
-/* Chooses how fb_csys_build forms K (FB_K_FACTOR when created). */
+/* Chooses how fb_csys_build forms K (FB_K_TEST_FORCES when created). */
 FB_API void fb_csys_set_k_method(fb_csys* cs, fb_k_method method);
 
 /* Removes the rows (the multipliers of the last solve stay for warm starting). */
@@ -207,7 +223,10 @@ FB_API void fb_csys_row_velocity(const fb_csys* cs, double* v);
  * cannot (a cycle, an unbounded direction) the rows are swept by PGS as above. */
 FB_API void fb_csys_solve(fb_csys* cs, const fb_pgs_opts* opts);
 
-/* Adds sum_c lambda_c dqdd_c to every articulation's d->qdd. */
+/* Adds sum_c lambda_c dqdd_c to every articulation's d->qdd. With FB_K_JOINT_SPACE the same
+ * response is one test-force pass per articulation with all the rows' forces (ABA phase 1 of
+ * the build's positions: made again if the caller ran kinematics since), or for an
+ * articulation solved in joint space the solve's own joint accelerations. */
 FB_API void fb_csys_apply(fb_csys* cs);
 
 /* Impacts [Kokkevis §5]: the same LCP at the velocity level. Finds impulses lambda in the rows'
@@ -215,7 +234,7 @@ FB_API void fb_csys_apply(fb_csys* cs);
  * after the impulse, v + K lambda, reach v_target where lambda is strictly inside its bounds
  * and exceed it where lambda is at lo (K maps impulses to velocity changes just as it maps
  * forces to accelerations). A row whose v_target is -INFINITY gets no impulse. Then adds
- * sum_c lambda_c dqdd_c to every d->qd. Multipliers of previous force solves stay for warm
+ * sum_c lambda_c dqdd_c to every d->qd (as fb_csys_apply adds to qdd). Multipliers of previous force solves stay for warm
  * starting; sets iterations and residual. Allocation-free. */
 FB_API void fb_csys_impulse(fb_csys* cs, const double* v, const double* v_target,
                             const fb_pgs_opts* opts);

@@ -8,6 +8,8 @@
 #include <assert.h>
 #include <string.h>
 
+#include "constraint/accel_deltas.h"
+
 #include "featherbone/constraint.h"
 #include "dynamics/aba.h"
 #include "math/spatial.h"
@@ -95,4 +97,68 @@ void fb_accel_delta_joint(const fb_model* m, fb_data* d, int body, fb_v3 w, doub
     }
     backward_from(m, d, body, fb_fv_zero());
     forward_all(m, d, dqdd);
+}
+
+/* Marks body i and its ancestors in mark (stops at the first one already marked). */
+static void mark_path(const fb_model* m, int i, unsigned char* mark) {
+    for (int j = i; j > 0 && !mark[j]; j = m->parent[j]) {
+        mark[j] = 1;
+    }
+}
+
+void fb_accel_delta_sum(const fb_model* m, fb_data* d, int nforce, const int* body,
+                        const fb_fv* f, int ntau, const int* dof, const double* tau,
+                        const unsigned char* visit, unsigned char* mark, double* dqdd) {
+    assert(d->stage & FB_STAGE_ABA1);
+    memset(mark, 0, (size_t)m->nbody);
+    for (int k = 0; k < nforce; k++) {
+        mark_path(m, body[k], mark);
+    }
+    for (int k = 0; k < ntau; k++) {
+        mark_path(m, m->dof_body[dof[k]], mark);
+    }
+    for (int i = 1; i < m->nbody; i++) {
+        if (mark[i]) {
+            d->dpA[i] = fb_fv_zero();
+            for (int k = m->v_adr[i]; k < m->v_adr[i] + m->jnv[i]; k++) {
+                d->du[k] = 0.0;
+            }
+        }
+    }
+    /* an external force enters p^A with a minus sign [RBDA T7.1]; a generalised force on a
+     * dof enters u */
+    for (int k = 0; k < nforce; k++) {
+        d->dpA[body[k]] = fb_fv_sub(d->dpA[body[k]], fb_xf_fv(d->X_0[body[k]], f[k]));
+    }
+    for (int k = 0; k < ntau; k++) {
+        d->du[dof[k]] += tau[k];
+    }
+    /* one backward pass over the union of the paths, leaves first: every body's change of
+     * bias is complete (its own and its children's) when it is reached */
+    for (int j = m->nbody - 1; j >= 1; j--) {
+        if (!mark[j]) {
+            continue;
+        }
+        const fb_fv up = backward_one(m, d, j, d->dpA[j]);
+        const int p = m->parent[j];
+        if (p != 0) {
+            d->dpA[p] = fb_fv_add(d->dpA[p], up);
+        }
+    }
+    /* the forward pass: bodies off the union have du = 0; those not visited are skipped (a
+     * visit set is closed under parents: paths to the root) */
+    d->da[0] = fb_mv_zero();
+    for (int i = 1; i < m->nbody; i++) {
+        if (visit && !visit[i]) {
+            continue;
+        }
+        const int k0 = m->v_adr[i];
+        const fb_mv a1 = fb_xf_mv(d->X_up[i], d->da[m->parent[i]]);
+        if (mark[i]) {
+            d->da[i] = fb_aba_accel_down(m, d, i, a1, d->du + k0, dqdd + k0);
+        } else {
+            const double zero[FB_JOINT_NV_MAX] = {0.0};
+            d->da[i] = fb_aba_accel_down(m, d, i, a1, zero, dqdd + k0);
+        }
+    }
 }

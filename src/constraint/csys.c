@@ -1,10 +1,16 @@
-/* The constraint system: rows, K = J M^-1 J^T (by sparse factorisation of M or by test
- * forces), projected Gauss-Seidel, and the joint-space solve of a tracking controller's rows. */
+/* The constraint system: rows; K = J M^-1 J^T by test forces or by the sparse factorisation
+ * of M, or with a tracking controller's dof rows left out (FB_K_JOINT_SPACE); projected
+ * Gauss-Seidel; and the joint-space solve of those dof rows with the other rows by pivoting.
+ *
+ * Sections: rows; K by test forces; K by the factorisation, and what FB_K_JOINT_SPACE leaves
+ * out and forms on demand; PGS (with the block of joint rows); the joint-space solve; solve,
+ * apply, impulse. */
 #include <math.h>
 #include <string.h>
 
 #include "featherbone/constraint.h"
 #include "featherbone/dynamics.h"
+#include "constraint/accel_deltas.h"
 #include "dynamics/crba.h"
 #include "math/dense.h"
 #include "math/spatial.h"
@@ -50,7 +56,6 @@ typedef struct js_scratch {
     double* z;    /* (n) the change of the clamped dofs' accelerations beyond delta */
     double* z0;   /* (n) */
     double* dz;   /* (n) */
-    double* dtau; /* (n) */
     double* Mcc;  /* (n x n) M over the clamped dofs, factored */
     double* Y;    /* (n x o) Mcc^-1 J_{O,C}^T, column per other row */
     int* oidx;    /* (o) the other rows */
@@ -84,7 +89,7 @@ static js_scratch* js_layout(char* base, size_t* off, size_t n, size_t cap) {
     for (size_t k = 0; k < sizeof in / sizeof in[0]; k++) {
         *in[k] = fb_block_carve(base, off, n * sizeof(int));
     }
-    double** dn[] = {&j.delta, &j.u, &j.tau, &j.lo, &j.hi, &j.g, &j.z, &j.z0, &j.dz, &j.dtau};
+    double** dn[] = {&j.delta, &j.u, &j.tau, &j.lo, &j.hi, &j.g, &j.z, &j.z0, &j.dz};
     for (size_t k = 0; k < sizeof dn / sizeof dn[0]; k++) {
         *dn[k] = fb_block_carve(base, off, n * sizeof(double));
     }
@@ -146,6 +151,19 @@ static size_t layout(fb_csys* cs, char* base, int cap, int nv_total) {
             tree[k] = t;
         }
     }
+    size_t bsum = 0, bmax = 0;
+    for (int k = 0; k < cs->nart; k++) {
+        cs->b_off[k] = bsum;
+        bsum += (size_t)cs->m[k]->nbody;
+        bmax = (size_t)cs->m[k]->nbody > bmax ? (size_t)cs->m[k]->nbody : bmax;
+    }
+    cs->visit = fb_block_carve(base, &off, bsum);
+    cs->mark = fb_block_carve(base, &off, bmax);
+    cs->in_body = fb_block_carve(base, &off, 2 * c * sizeof(int));
+    cs->in_f = fb_block_carve(base, &off, 2 * c * sizeof(fb_fv));
+    cs->in_dof = fb_block_carve(base, &off, 3 * c * sizeof(int));
+    cs->in_tau = fb_block_carve(base, &off, 3 * c * sizeof(double));
+    cs->vwork = fb_block_carve(base, &off, nmax * sizeof(double));
     cs->M = fb_block_carve(base, &off, msum * sizeof(double));
     cs->L = fb_block_carve(base, &off, lsum * sizeof(double));
     cs->e = fb_block_carve(base, &off, nvt * sizeof(double));
@@ -198,7 +216,7 @@ fb_csys* fb_csys_create(int nart, const fb_model* const* m, fb_data* const* d, i
             cs->dof_art[cs->v_off[k] + j] = k;
         }
     }
-    cs->k_method = FB_K_FACTOR;
+    cs->k_method = FB_K_TEST_FORCES;
     fb_ok(err);
     return cs;
 }
@@ -214,6 +232,7 @@ void fb_csys_destroy(fb_csys* cs) {
 
 /* Forgets what the last build and solve left beside K (M, lazy blocks, joint accelerations). */
 static void forget_build(fb_csys* cs) {
+    cs->restricted = false;
     memset(cs->m_valid, 0, sizeof cs->m_valid);
     memset(cs->m_ready, 0, sizeof cs->m_ready);
     memset(cs->l_valid, 0, sizeof cs->l_valid);
@@ -500,24 +519,111 @@ static unsigned char row_unformed(const fb_csys* cs, int r) {
     return lazy ? (other ? 1 : 2) : 0;
 }
 
-/* Column c of dqdd: M^-1 J_c^T, one sparse solve per articulation the row touches, except
- * (unless `all`) those whose share is left out (their part stays zero). */
-static void form_column(fb_csys* cs, int c, bool all) {
-    const size_t nvt = (size_t)cs->nv_total;
-    double* col = cs->dqdd + (size_t)c * nvt;
-    memset(col, 0, nvt * sizeof(double));
-    bool touched[FB_CSYS_MAX_ART] = {false};
+/* Articulation k's part of column c of dqdd, M_k^-1 J_ck^T, by one sparse solve with M_k's
+ * factor. */
+static void factor_part(fb_csys* cs, int c, int k) {
+    double* out = cs->dqdd + (size_t)c * (size_t)cs->nv_total + cs->v_off[k];
+    memset(out, 0, (size_t)cs->m[k]->nv * sizeof(double));
     for (int e = cs->jstart[c]; e < cs->jstart[c] + cs->jcount[c]; e++) {
-        const int k = cs->dof_art[cs->jidx[e]];
-        if (all || !cs->lazy[k]) {
-            col[cs->jidx[e]] += cs->jval[e];
-            touched[k] = true;
+        if (cs->dof_art[cs->jidx[e]] == k) {
+            out[cs->jidx[e] - cs->v_off[k]] += cs->jval[e];
         }
     }
+    fb_ltl_solve(&((const fb_dof_tree*)cs->tree)[k], cs->L + cs->l_off[k], out);
+}
+
+/* Test forces after the build need ABA phase 1 of the build's positions: if the caller ran
+ * kinematics since (which clears the stage), phase 1 again (same positions, same result). */
+static void phase1_again(fb_csys* cs, int k) {
+    if (!(cs->d[k]->stage & FB_STAGE_ABA1)) {
+        (void)fb_aba_phase1(cs->m[k], cs->d[k], NULL);
+    }
+}
+
+/* Articulation k's part of column c by test forces [Kokkevis §4.3]: the response of k's
+ * joints to row c's multiplier acting on k. */
+/* The inputs of row c's multiplier (times l) on articulation k, appended to the summed
+ * response's input arrays at *nf forces and *nt generalised forces. */
+static void row_inputs(fb_csys* cs, int c, int k, double l, int* nf, int* nt) {
+    const fb_row* row = &cs->row[c];
+    const fb_model* m = cs->m[k];
+    const fb_data* d = cs->d[k];
+    if (row->art == k && row->type == FB_ROW_DOF) {
+        cs->in_dof[*nt] = row->dof;
+        cs->in_tau[(*nt)++] = l;
+    } else if (row->art == k && row->type == FB_ROW_JOINT) {
+        const double w[3] = {row->n.x, row->n.y, row->n.z};
+        for (int j = 0; j < m->jnv[row->body] && j < 3; j++) {
+            cs->in_dof[*nt] = m->v_adr[row->body] + j;
+            cs->in_tau[(*nt)++] = l * w[j];
+        }
+    } else if (row->type == FB_ROW_POINT) {
+        if (row->art == k) {
+            cs->in_body[*nf] = row->body;
+            cs->in_f[(*nf)++] = point_force(d, row->body, row->p, fb_v3_scale(row->n, l));
+        }
+        if (row->art_b == k) {
+            cs->in_body[*nf] = row->body_b;
+            cs->in_f[(*nf)++] = point_force(d, row->body_b, row->p_b, fb_v3_scale(row->n, -l));
+        }
+    }
+}
+
+static void test_force_part(fb_csys* cs, int c, int k) {
+    const fb_row* row = &cs->row[c];
+    const fb_model* m = cs->m[k];
+    fb_data* d = cs->d[k];
+    double* out = cs->dqdd + (size_t)c * (size_t)cs->nv_total + cs->v_off[k];
+    if (cs->restricted) {
+        /* one pass over the bodies the rows reach: the other dofs' responses are not needed */
+        int nf = 0, nt = 0;
+        row_inputs(cs, c, k, 1.0, &nf, &nt);
+        fb_accel_delta_sum(m, d, nf, cs->in_body, cs->in_f, nt, cs->in_dof, cs->in_tau,
+                           cs->visit + cs->b_off[k], cs->mark, out);
+        return;
+    }
+    if (row->type == FB_ROW_DOF) {
+        fb_accel_delta_dof(m, d, row->dof, out);
+    } else if (row->type == FB_ROW_JOINT) {
+        fb_accel_delta_joint(m, d, row->body, row->n, out);
+    } else if (row->art == k && row->art_b == k) {
+        fb_accel_delta_force_pair(m, d, row->body, point_force(d, row->body, row->p, row->n),
+                                  row->body_b,
+                                  point_force(d, row->body_b, row->p_b, fb_v3_neg(row->n)), out);
+    } else if (row->art == k) {
+        fb_accel_delta_force(m, d, row->body, point_force(d, row->body, row->p, row->n), out);
+    } else {
+        fb_accel_delta_force(m, d, row->body_b,
+                             point_force(d, row->body_b, row->p_b, fb_v3_neg(row->n)), out);
+    }
+}
+
+/* The articulations row c acts on, into touched. */
+static void row_arts(const fb_csys* cs, int c, bool touched[FB_CSYS_MAX_ART]) {
     for (int k = 0; k < cs->nart; k++) {
-        if (touched[k]) {
-            fb_ltl_solve(&((const fb_dof_tree*)cs->tree)[k], cs->L + cs->l_off[k],
-                         col + cs->v_off[k]);
+        touched[k] = false;
+    }
+    for (int e = cs->jstart[c]; e < cs->jstart[c] + cs->jcount[c]; e++) {
+        touched[cs->dof_art[cs->jidx[e]]] = true;
+    }
+}
+
+/* Column c of dqdd, M^-1 J_c^T: each articulation's part by a sparse solve with its factor
+ * (FB_K_FACTOR) or by test forces (FB_K_JOINT_SPACE, which leaves out the parts of the
+ * articulations solved in joint space: zero). */
+static void form_column(fb_csys* cs, int c) {
+    double* col = cs->dqdd + (size_t)c * (size_t)cs->nv_total;
+    memset(col, 0, (size_t)cs->nv_total * sizeof(double));
+    bool touched[FB_CSYS_MAX_ART];
+    row_arts(cs, c, touched);
+    for (int k = 0; k < cs->nart; k++) {
+        if (!touched[k] || cs->lazy[k]) {
+            continue;
+        }
+        if (cs->k_method == FB_K_FACTOR) {
+            factor_part(cs, c, k);
+        } else {
+            test_force_part(cs, c, k);
         }
     }
 }
@@ -556,24 +662,49 @@ static bool factor_one(fb_csys* cs, int k) {
     return cs->l_valid[k];
 }
 
+/* Rows to form past which factoring a left-out articulation's M beats a test force per row. */
+#define FORM_BY_FACTOR_ROWS 16
+
 /* For a solve that needs them: the full columns of the rows that take part (finite target)
- * and their K entries, where the build left out an articulation's share (FB_K_JOINT_SPACE).
+ * and their K entries, where the build left out an articulation's share (FB_K_JOINT_SPACE):
+ * that share by test forces for a few rows (an impact's contacts), by factoring M for many.
  * Rows left out of the solve stay as they are (their multipliers are zero). */
 static void form_needed(fb_csys* cs, const double* target_or_null) {
     const int nr = cs->nrow;
-    for (int k = 0; k < cs->nart; k++) {
-        if (cs->lazy[k] && !cs->l_valid[k]) {
-            (void)factor_one(cs, k); /* positive definite: CRBA's M, factored before */
-        }
-    }
     int* formed = cs->blk_state; /* scratch until the sweeps */
+    int count = 0;
     for (int c = 0; c < nr; c++) {
         const double t = target_or_null ? target_or_null[c] : cs->row[c].target;
         formed[c] = cs->unformed[c] && !isinf(t);
-        if (formed[c]) {
-            form_column(cs, c, true);
-            cs->unformed[c] = 0;
+        count += formed[c];
+    }
+    const bool by_factor = count >= FORM_BY_FACTOR_ROWS;
+    for (int k = 0; by_factor && k < cs->nart; k++) {
+        if (cs->lazy[k] && !cs->l_valid[k]) {
+            (void)factor_one(cs, k); /* positive definite: CRBA's M, as ABA found */
         }
+    }
+    for (int c = 0; c < nr; c++) {
+        if (!formed[c]) {
+            continue;
+        }
+        if (cs->unformed[c] == 2) { /* no column yet */
+            memset(cs->dqdd + (size_t)c * (size_t)cs->nv_total, 0,
+                   (size_t)cs->nv_total * sizeof(double));
+        }
+        bool touched[FB_CSYS_MAX_ART];
+        row_arts(cs, c, touched);
+        for (int k = 0; k < cs->nart; k++) {
+            if (touched[k] && cs->lazy[k]) {
+                if (by_factor) {
+                    factor_part(cs, c, k);
+                } else {
+                    phase1_again(cs, k);
+                    test_force_part(cs, c, k);
+                }
+            }
+        }
+        cs->unformed[c] = 0;
     }
     for (int c = 0; c < nr; c++) {
         if (!formed[c]) {
@@ -613,10 +744,10 @@ static fb_status factor_all(fb_csys* cs, bool joint_space, fb_error* err) {
         if (!used[k] || m->nv == 0) {
             continue;
         }
-        /* a left-out articulation's M is made only if its solve needs it (a dof clamped at a
-         * torque limit) */
+        /* FB_K_JOINT_SPACE: an articulation left out makes M only if its solve needs it (a
+         * dof clamped at a torque limit); the others' columns come from test forces */
         cs->lazy[k] = joint_space && ndof[k] >= BLOCK_MIN_ROWS;
-        if (!cs->lazy[k] && !factor_one(cs, k)) {
+        if (!joint_space && !factor_one(cs, k)) {
             return fb_fail(err, FB_ENUMERIC,
                            "fb_csys_build: articulation %d: joint-space inertia not positive "
                            "definite", k);
@@ -648,19 +779,40 @@ fb_status fb_csys_build(fb_csys* cs, fb_error* err) {
         cs->jcount[r] = row_force(cs, r, start);
         start += cs->jcount[r];
     }
+    if (cs->k_method == FB_K_JOINT_SPACE) {
+        /* the bodies the rows reach, per articulation: their paths to the root */
+        cs->restricted = true;
+        for (int k = 0; k < cs->nart; k++) {
+            memset(cs->visit + cs->b_off[k], 0, (size_t)cs->m[k]->nbody);
+        }
+        for (int r = 0; r < nr; r++) {
+            for (int e = cs->jstart[r]; e < cs->jstart[r] + cs->jcount[r]; e++) {
+                const int k = cs->dof_art[cs->jidx[e]];
+                const fb_model* m = cs->m[k];
+                unsigned char* v = cs->visit + cs->b_off[k];
+                for (int j = m->dof_body[cs->jidx[e] - cs->v_off[k]]; j > 0 && !v[j];
+                     j = m->parent[j]) {
+                    v[j] = 1;
+                }
+            }
+        }
+    }
     /* the columns and K, without the share of articulations left out */
     memset(cs->K, 0, (size_t)nr * (size_t)nr * sizeof(double));
     for (int c = 0; c < nr; c++) {
         cs->unformed[c] = row_unformed(cs, c);
         if (cs->unformed[c] < 2) {
-            form_column(cs, c, false);
+            form_column(cs, c);
             fill_k(cs, c);
         }
     }
     return fb_ok(err);
 }
-/* Previous multiplier of a row with this id, or 0. */
-static double warm_value(const fb_csys* cs, uint64_t id) {
+/* Previous multiplier of a row with this id, or 0; `hint`: where to look first. */
+static double warm_value(const fb_csys* cs, uint64_t id, int hint) {
+    if (id != 0 && hint < cs->nprev && cs->prev_id[hint] == id) {
+        return cs->prev_lambda[hint]; /* rows come in the same order step after step */
+    }
     for (int k = 0; id != 0 && k < cs->nprev; k++) {
         if (cs->prev_id[k] == id) {
             return cs->prev_lambda[k];
@@ -1700,7 +1852,7 @@ void fb_csys_solve(fb_csys* cs, const fb_pgs_opts* opts) {
     const fb_pgs_opts o = opts ? *opts : fb_default_pgs_opts();
     const int nr = cs->nrow;
     for (int r = 0; r < nr; r++) {
-        cs->lambda[r] = o.warm ? warm_value(cs, cs->row[r].id) : 0.0;
+        cs->lambda[r] = o.warm ? warm_value(cs, cs->row[r].id, r) : 0.0;
     }
     const lcp_rhs q = {cs->a0, NULL};
     pgs(cs, &q, &o);
@@ -1724,6 +1876,24 @@ static void add_responses(fb_csys* cs, bool to_velocity) {
             const double* e = cs->e + cs->v_off[k];
             for (int j = 0; j < nv; j++) {
                 x[j] += e[j];
+            }
+            continue;
+        }
+        if (cs->restricted) {
+            /* the columns hold the reached dofs only: one response to all the rows' forces */
+            int nf = 0, nt = 0;
+            for (int c = 0; c < cs->nrow; c++) {
+                if (cs->lambda[c] != 0.0) {
+                    row_inputs(cs, c, k, cs->lambda[c], &nf, &nt);
+                }
+            }
+            if (nf + nt > 0) {
+                phase1_again(cs, k);
+                fb_accel_delta_sum(cs->m[k], cs->d[k], nf, cs->in_body, cs->in_f, nt, cs->in_dof,
+                                   cs->in_tau, NULL, cs->mark, cs->vwork);
+                for (int j = 0; j < nv; j++) {
+                    x[j] += cs->vwork[j];
+                }
             }
             continue;
         }

@@ -1,0 +1,19 @@
+/* Test-force responses to many inputs at once, for the constraint system (src/constraint/
+ * csys.c): the public single-input forms are in include/featherbone/constraint.h. */
+#ifndef FB_CONSTRAINT_ACCEL_DELTAS_H
+#define FB_CONSTRAINT_ACCEL_DELTAS_H
+
+#include "featherbone/data.h"
+
+/* dqdd = M^-1 (tau + sum_k J_k^T f_k): the response of the joints to spatial forces f[k]
+ * (world coordinates, about the origin) on bodies body[k] and generalised forces tau[k] on
+ * dofs dof[k], all at once: one backward pass over the union of their paths to the root (a
+ * body's share handed up once, with every input below it) and one forward pass. The forward
+ * pass visits the bodies `visit` marks (nbody bytes, closed under parents, e.g. the union of
+ * some paths to the root), or every body if NULL; dofs of bodies not visited are left as they
+ * are. mark: nbody bytes of scratch. Needs FB_STAGE_ABA1. Allocation-free. */
+void fb_accel_delta_sum(const fb_model* m, fb_data* d, int nforce, const int* body,
+                        const fb_fv* f, int ntau, const int* dof, const double* tau,
+                        const unsigned char* visit, unsigned char* mark, double* dqdd);
+
+#endif /* FB_CONSTRAINT_ACCEL_DELTAS_H */

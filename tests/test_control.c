@@ -344,17 +344,8 @@ typedef struct clip_case {
 } clip_case;
 
 static clip_case load_clip(const char* path) {
-    fb_error err;
     clip_case c;
-    c.clip = fb_clip_load(path, NULL, NULL, &err);
-    ck_assert_msg(c.clip != NULL, "%s", err.msg);
-    static fb_rules rules;
-    ck_assert_msg(fb_rules_load(FB_DATA_DIR "/character_rules.json", &rules, &err) == FB_OK, "%s",
-                  err.msg);
-    fb_build_opts bo = fb_default_build_opts();
-    bo.rules = &rules;
-    c.ch = fb_character_build(c.clip, &bo, &err);
-    ck_assert_msg(c.ch != NULL, "%s", err.msg);
+    ck_load_character(path, FB_DATA_DIR "/character_rules.json", &c.clip, &c.ch);
     return c;
 }
 

@@ -36,15 +36,8 @@ typedef struct walk {
 static walk load_walk(fb_controller ctrl, fb_root_mode root) {
     fb_error err;
     walk w;
-    w.clip = fb_clip_load(FB_DATA_DIR "/131_01.bvh", NULL, NULL, &err);
-    ck_assert_msg(w.clip != NULL, "%s", err.msg);
-    static fb_rules rules;
-    ck_assert_msg(fb_rules_load(FB_DATA_DIR "/character_rules.json", &rules, &err) == FB_OK, "%s",
-                  err.msg);
-    fb_build_opts bo = fb_default_build_opts();
-    bo.rules = &rules;
-    w.ch = fb_character_build(w.clip, &bo, &err);
-    ck_assert_msg(w.ch != NULL, "%s", err.msg);
+    ck_load_character(FB_DATA_DIR "/131_01.bvh", FB_DATA_DIR "/character_rules.json", &w.clip,
+                      &w.ch);
     /* the gains `featherbone gains init` writes for the first 600 frames (5 s) */
     fb_ref* r = fb_ref_from_clip(w.clip, w.ch, 240.0, WALK_FIRST, 600, NULL, &err);
     ck_assert_msg(r != NULL, "%s", err.msg);

@@ -5,21 +5,20 @@
  * aiExportSceneToBlob, and written out by us. Assimp's gltf2 exporter puts the binary buffer in
  * a second file named after the first; exporting to memory lets us embed that buffer as a data
  * URI, so the output is one file, published whole with one rename. */
-#define _POSIX_C_SOURCE 200809L /* mkstemp, fchmod, fdopen */
+#define _POSIX_C_SOURCE 200809L /* strnlen */
 #include "gltf.h"
 
 #include <assimp/cexport.h>
 #include <assimp/cimport.h>
 #include <assimp/scene.h>
-#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
+#include "util/atomic_file.h"
+#include "util/error.h"
 
 /* Assimp's export format id for glTF 2.0 as JSON (+ buffer); "glb2" would be the binary one. */
 #define GLTF_FORMAT_ID "gltf2"
@@ -37,17 +36,6 @@
 #define DATA_URI_OPEN "\"uri\": \"data:application/octet-stream;base64,"
 
 #define PI 3.14159265358979323846
-
-static fb_status fail(fb_error* err, fb_status code, const char* fmt, ...) {
-    if (err) {
-        err->code = code;
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-        va_end(ap);
-    }
-    return code;
-}
 
 static void set_name(struct aiString* s, const char* text) {
     const size_t n = strnlen(text, MAXLEN - 1);
@@ -486,7 +474,7 @@ static fb_status fill_keys(struct aiScene* sc, struct aiNode* const* node, const
             pk->mTime = rk->mTime = f;
             const struct aiQuaternion* prev = f ? &ch[i - 1]->mRotationKeys[f - 1].mValue : NULL;
             if (!body_key(&d->X_up[i], prev, &pk->mValue, &rk->mValue)) {
-                return fail(err, FB_EINVAL, "frame %d: body '%s': pose not finite", f, m->name[i]);
+                return fb_fail(err, FB_EINVAL, "frame %d: body '%s': pose not finite", f, m->name[i]);
             }
             if (f == 0) {
                 set_transform(node[i], &rk->mValue, &pk->mValue);
@@ -498,7 +486,7 @@ static fb_status fill_keys(struct aiScene* sc, struct aiNode* const* node, const
             pk->mTime = f;
             pk->mValue = (struct aiVector3D){(ai_real)p[0], (ai_real)p[1], (ai_real)p[2]};
             if (!isfinite(p[0]) || !isfinite(p[1]) || !isfinite(p[2])) {
-                return fail(err, FB_EINVAL, "frame %d: ball %d: position not finite", f, k);
+                return fb_fail(err, FB_EINVAL, "frame %d: ball %d: position not finite", f, k);
             }
             if (f == 0) {
                 const struct aiQuaternion one = {1, 0, 0, 0};
@@ -533,50 +521,29 @@ static void put_base64(FILE* f, const unsigned char* p, size_t n) {
     }
 }
 
-/* The exporter's JSON with the buffer's URI replaced by its bytes, to a temporary beside path,
- * then renamed into place (mode 0644, like the library's other exports). */
+/* The exporter's JSON with the buffer's URI replaced by its bytes, written whole or not at all
+ * (the library's temporary-and-rename writer). */
 static fb_status write_file(const char* path, const struct aiExportDataBlob* json,
                             const struct aiExportDataBlob* bin, fb_error* err) {
     const char* at = find(json->data, json->size, BLOB_BUFFER_URI);
     const size_t skip = strlen(BLOB_BUFFER_URI);
     if (!at || find(at + skip, json->size - (size_t)(at - (const char*)json->data) - skip,
                     BLOB_BUFFER_URI)) {
-        return fail(err, FB_EIO, "%s: Assimp's %s exporter wrote no single buffer URI", path,
+        return fb_fail(err, FB_EIO, "%s: Assimp's %s exporter wrote no single buffer URI", path,
                     GLTF_FORMAT_ID);
     }
-    char tmp[4096];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path) >= (int)sizeof tmp) {
-        return fail(err, FB_EIO, "%s: path too long", path);
-    }
-    const int fd = mkstemp(tmp);
-    FILE* f = NULL;
-    if (fd < 0 || fchmod(fd, 0644) != 0 || !(f = fdopen(fd, "wb"))) {
-        const int e = errno;
-        if (fd >= 0) {
-            close(fd);
-            unlink(tmp);
-        }
-        return fail(err, FB_EIO, "%s: cannot write: %s", path, strerror(e));
+    fb_atomic_file af;
+    const fb_status s = fb_atomic_open(&af, path, err);
+    if (s != FB_OK) {
+        return s;
     }
     const size_t head = (size_t)(at - (const char*)json->data);
-    fwrite(json->data, 1, head, f);
-    fputs(DATA_URI_OPEN, f);
-    put_base64(f, bin->data, bin->size);
-    putc('"', f);
-    fwrite(at + skip, 1, json->size - head - skip, f);
-    const bool wrote = !ferror(f);
-    const bool closed = fclose(f) == 0;
-    if (!wrote || !closed) {
-        const int e = errno;
-        unlink(tmp);
-        return fail(err, FB_EIO, "%s: write failed: %s", path, strerror(e));
-    }
-    if (rename(tmp, path) != 0) {
-        const int er = errno;
-        unlink(tmp);
-        return fail(err, FB_EIO, "%s: cannot move into place: %s", path, strerror(er));
-    }
-    return FB_OK;
+    fwrite(json->data, 1, head, af.f);
+    fputs(DATA_URI_OPEN, af.f);
+    put_base64(af.f, bin->data, bin->size);
+    putc('"', af.f);
+    fwrite(at + skip, 1, json->size - head - skip, af.f);
+    return fb_atomic_commit(&af, err);
 }
 
 /* ---- gltf_write ---------------------------------------------------------------------- */
@@ -584,20 +551,20 @@ static fb_status write_file(const char* path, const struct aiExportDataBlob* jso
 static fb_status check_input(const char* path, const fb_model* m, const fb_motion* mo, int nball,
                              const double* ball_radius, const double* ball_pos, fb_error* err) {
     if (!path || !m || !mo || !mo->q) {
-        return fail(err, FB_EINVAL, "gltf: path, model and motion are required");
+        return fb_fail(err, FB_EINVAL, "gltf: path, model and motion are required");
     }
     if (mo->nq != m->nq || mo->nframe < 1 || !(mo->dt > 0.0) || !isfinite(mo->dt)) {
-        return fail(err, FB_EINVAL,
+        return fb_fail(err, FB_EINVAL,
                     "%s: motion: expected nq %d, nframe >= 1, dt > 0, found nq %d, nframe %d, "
                     "dt %g",
                     path, m->nq, mo->nq, mo->nframe, mo->dt);
     }
     if (nball < 0 || (nball > 0 && (!ball_radius || !ball_pos))) {
-        return fail(err, FB_EINVAL, "%s: balls: expected radii and positions for %d", path, nball);
+        return fb_fail(err, FB_EINVAL, "%s: balls: expected radii and positions for %d", path, nball);
     }
     for (int k = 0; k < nball; k++) {
         if (!(ball_radius[k] > 0.0) || !isfinite(ball_radius[k])) {
-            return fail(err, FB_EINVAL, "%s: ball %d: expected a radius > 0, found %g", path, k,
+            return fb_fail(err, FB_EINVAL, "%s: ball %d: expected a radius > 0, found %g", path, k,
                         ball_radius[k]);
         }
     }
@@ -613,13 +580,13 @@ fb_status gltf_write(const char* path, const fb_model* m, const fb_motion* mo, i
     fb_error derr;
     fb_data* d = fb_data_create(m, NULL, &derr);
     if (!d) {
-        return fail(err, derr.code, "%s: %s", path, derr.msg);
+        return fb_fail(err, derr.code, "%s: %s", path, derr.msg);
     }
     struct aiScene* sc = calloc(1, sizeof *sc);
     struct aiNode** node = calloc((size_t)(m->nbody + nball), sizeof *node);
     if (!sc || !node || !build_nodes(sc, node, m, nball, ball_radius) ||
         !build_animation(sc, node, m, mo, nball)) {
-        s = fail(err, FB_ENOMEM, "%s: out of memory building the scene", path);
+        s = fb_fail(err, FB_ENOMEM, "%s: out of memory building the scene", path);
     } else {
         s = fill_keys(sc, node, m, mo, nball, ball_pos, d, err);
     }
@@ -628,10 +595,10 @@ fb_status gltf_write(const char* path, const fb_model* m, const fb_motion* mo, i
         const struct aiExportDataBlob* bin = blob ? blob->next : NULL;
         if (!blob) {
             /* the C API keeps the exporter's reason to itself (Exporter::GetErrorString) */
-            s = fail(err, FB_EIO, "%s: Assimp's %s exporter failed (no reason given)", path,
+            s = fb_fail(err, FB_EIO, "%s: Assimp's %s exporter failed (no reason given)", path,
                      GLTF_FORMAT_ID);
         } else if (!bin || strcmp(bin->name.data, BLOB_BUFFER_NAME) != 0 || bin->next) {
-            s = fail(err, FB_EIO, "%s: Assimp's %s exporter: expected one buffer beside the JSON",
+            s = fb_fail(err, FB_EIO, "%s: Assimp's %s exporter: expected one buffer beside the JSON",
                      path, GLTF_FORMAT_ID);
         } else {
             s = write_file(path, blob, bin, err);

@@ -18,6 +18,7 @@
 /* internal header: the library's whole-or-nothing writer, reused rather than copied (the
  * fb_report target in CMakeLists.txt says why a tool reaches into src/ here) */
 #include "util/atomic_file.h"
+#include "util/error.h"
 
 /* Layout, in px (font sizes in px as well). */
 enum {
@@ -792,20 +793,9 @@ void plot_svg_prolog(FILE* f) {
     fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", f);
 }
 
-static fb_status fail(fb_error* err, fb_status code, const char* fmt, ...) {
-    if (err) {
-        err->code = code;
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-        va_end(ap);
-    }
-    return code;
-}
-
 fb_status plot_svg_save(const char* path, const plot_chart* c, fb_error* err) {
     if (!valid_chart(c)) {
-        return fail(err, FB_EINVAL, "%s: invalid chart (series count or a missing array)", path);
+        return fb_fail(err, FB_EINVAL, "%s: invalid chart (series count or a missing array)", path);
     }
     fb_atomic_file af;
     const fb_status s = fb_atomic_open(&af, path, err);
@@ -815,7 +805,7 @@ fb_status plot_svg_save(const char* path, const plot_chart* c, fb_error* err) {
     plot_svg_prolog(af.f);
     if (plot_svg_write(af.f, c) != 0) {
         fb_atomic_abort(&af);
-        return fail(err, FB_EIO, "%s: write failed", path);
+        return fb_fail(err, FB_EIO, "%s: write failed", path);
     }
     return fb_atomic_commit(&af, err);
 }

@@ -168,3 +168,18 @@ void ck_rk4_step(const fb_model* m, fb_data* d, double dt) {
     free(k_xi);
     free(k_qd);
 }
+
+void ck_load_character(const char* clip_path, const char* rules_path, fb_clip** clip,
+                       fb_character** ch) {
+    fb_error err;
+    *clip = fb_clip_load(clip_path, NULL, NULL, &err);
+    ck_assert_msg(*clip != NULL, "%s", err.msg);
+    fb_rules* rules = malloc(sizeof *rules); /* large; only read while building */
+    ck_assert_ptr_nonnull(rules);
+    ck_assert_msg(fb_rules_load(rules_path, rules, &err) == FB_OK, "%s", err.msg);
+    fb_build_opts bo = fb_default_build_opts();
+    bo.rules = rules;
+    *ch = fb_character_build(*clip, &bo, &err);
+    free(rules);
+    ck_assert_msg(*ch != NULL, "%s", err.msg);
+}

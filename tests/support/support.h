@@ -41,6 +41,11 @@ fb_model* ck_free_body(fb_shape sh, double rho);
 /* Puts that free body at p with orientation q (body -> world), at rest. */
 void ck_place(fb_data* d, fb_v3 p, fb_quat q);
 
+/* Loads the clip at clip_path and builds its character with the rules at rules_path (the
+ * bundled ones in the tests); fails the test with the library's message otherwise. */
+void ck_load_character(const char* clip_path, const char* rules_path, fb_clip** clip,
+                       fb_character** ch);
+
 /* One classical fourth-order Runge-Kutta step of the passive dynamics (ABA with d->tau and
  * d->f_ext), done on the configuration manifold: the stages live in local coordinates xi
  * around the step's start q0 (q = fb_integrate(q0, xi, 1)), and the rotational part of each

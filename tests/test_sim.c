@@ -10,7 +10,11 @@
  *     recovers;
  *   a hit too strong to recover from with an assisted root ends on the ground, without NaN and
  *     without penetrating more than 1 cm;
- *   the same inputs give bit-identical results. */
+ *   the same inputs give bit-identical results;
+ *   a hit added to a running simulation (a spare ball: the viewer's throws) gives bit for bit
+ *     the motion of the simulation that had it from the start, and one fit shared between
+ *     simulations gives the motion of a simulation that fitted its own;
+ *   hits saved to a file read back bit for bit; hits built in code are checked. */
 #define _POSIX_C_SOURCE 200809L /* mkdtemp */
 #include <check.h>
 #include <math.h>
@@ -199,6 +203,62 @@ START_TEST(hits_files_load_and_name_their_errors) {
 }
 END_TEST
 
+START_TEST(hits_saved_read_back_bit_for_bit) {
+    char dir[] = "/tmp/fb_hitsXXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char path[300];
+    snprintf(path, sizeof path, "%s/take.hits.json", dir);
+    fb_hit hs[3] = {hit("time=1.2,target=LeftElbow"),
+                    hit("time=0.1,target=Head,from=0.6:0.8:0,speed=7.3,mass=0.31,radius=0.09,"
+                        "offset=0.01:-0.02:0.03,restitution=0.2,distance=2.5"),
+                    hit("time=2.5,target=Hips,from=above")};
+    /* numbers that 15 significant digits do not carry */
+    hs[1].time = 1.0 / 3.0;
+    hs[1].dir = (fb_v3){0.1, sqrt(0.98), 0.1};
+    hs[1].offset.x = 1e-17 + 0.1;
+    fb_error err;
+    ck_assert_msg(fb_hits_save(path, hs, 3, &err) == FB_OK, "%s", err.msg);
+    fb_hit back[4];
+    int n = 0;
+    ck_assert_msg(fb_hits_load(path, back, 4, &n, &err) == FB_OK, "%s", err.msg);
+    ck_assert_int_eq(n, 3);
+    for (int k = 0; k < 3; k++) {
+        char a[512], b[512];
+        fb_hit_format(&hs[k], a, sizeof a);
+        fb_hit_format(&back[k], b, sizeof b);
+        ck_assert_str_eq(a, b);
+        ck_assert(back[k].time == hs[k].time && back[k].dir.y == hs[k].dir.y &&
+                  back[k].offset.x == hs[k].offset.x);
+    }
+    ck_assert_int_eq(fb_hits_save("/nonexistent-dir/x.json", hs, 1, &err), FB_EIO);
+    ck_assert_msg(strstr(err.msg, "/nonexistent-dir/x.json"), "%s", err.msg);
+    unlink(path);
+    rmdir(dir);
+}
+END_TEST
+
+START_TEST(hits_built_in_code_are_checked) {
+    fb_error err;
+    fb_hit h = hit("time=1.2,target=LeftElbow");
+    ck_assert_int_eq(fb_hit_check(&h, &err), FB_OK);
+    h.mass = 0.0;
+    ck_assert_int_eq(fb_hit_check(&h, &err), FB_EINVAL);
+    ck_assert_msg(strstr(err.msg, "mass") && strstr(err.msg, "LeftElbow"), "%s", err.msg);
+    h = hit("time=1.2,target=LeftElbow");
+    h.from = FB_FROM_VECTOR;
+    h.dir = (fb_v3){0.0, 2.0, 0.0};
+    ck_assert_int_eq(fb_hit_check(&h, &err), FB_EINVAL);
+    ck_assert_msg(strstr(err.msg, "unit"), "%s", err.msg);
+    h = hit("time=1.2,target=LeftElbow");
+    h.speed = NAN;
+    ck_assert_int_eq(fb_hit_check(&h, &err), FB_EINVAL);
+    ck_assert_msg(strstr(err.msg, "speed"), "%s", err.msg);
+    h = hit("time=1.2,target=LeftElbow");
+    h.target[0] = '\0';
+    ck_assert_int_eq(fb_hit_check(&h, &err), FB_EINVAL);
+}
+END_TEST
+
 START_TEST(random_hits_are_reproducible_and_valid) {
     walk w = load_walk(FB_CTRL_ACCEL, FB_ROOT_KINEMATIC);
     fb_hit a[8], b[8], c[8];
@@ -338,20 +398,7 @@ START_TEST(same_inputs_give_identical_results) {
     fb_motion* mb = fb_sim_motion(b, &err);
     ck_assert_int_eq(fb_motion_write_bvh(w.clip, w.ch, ma, 1.0, pa, &err), FB_OK);
     ck_assert_int_eq(fb_motion_write_bvh(w.clip, w.ch, mb, 1.0, pb, &err), FB_OK);
-    FILE* fa_ = fopen(pa, "rb");
-    FILE* fb_ = fopen(pb, "rb");
-    ck_assert_ptr_nonnull(fa_);
-    ck_assert_ptr_nonnull(fb_);
-    long bytes = 0;
-    for (int ca = fgetc(fa_), cb = fgetc(fb_);; ca = fgetc(fa_), cb = fgetc(fb_), bytes++) {
-        ck_assert_msg(ca == cb, "BVH files differ at byte %ld", bytes);
-        if (ca == EOF) {
-            break;
-        }
-    }
-    ck_assert_int_gt(bytes, 1000);
-    fclose(fa_);
-    fclose(fb_);
+    ck_assert_int_gt(ck_same_file(pa, pb), 1000);
     fb_motion_destroy(ma);
     fb_motion_destroy(mb);
     unlink(pa);
@@ -363,12 +410,89 @@ START_TEST(same_inputs_give_identical_results) {
 }
 END_TEST
 
+/* Steps s until its time reaches t (within half a step). */
+static void step_to(fb_sim* s, double t) {
+    fb_error err;
+    while (fb_sim_time(s) < t - 1e-9) {
+        ck_assert_msg(fb_sim_step(s, &err) == FB_OK, "%s", err.msg);
+    }
+}
+
+START_TEST(a_hit_added_while_running_equals_one_given_at_the_start) {
+    walk w = load_walk(FB_CTRL_ACCEL, FB_ROOT_KINEMATIC);
+    fb_error err;
+    fb_sim_opts o = fb_default_sim_opts();
+    o.first = 100;
+    o.last = 300;
+    /* one fit, shared by every simulation below */
+    fb_ref* ref = fb_ref_from_clip(w.clip, w.ch, w.g.rate, o.first, o.last, NULL, &err);
+    ck_assert_msg(ref != NULL, "%s", err.msg);
+    /* a throw at 0.5 s: launched then, 1.5 m away at 9 m/s */
+    fb_hit h = hit("time=0.5,target=LeftElbow,speed=9,mass=0.6,radius=0.1,distance=1.5,"
+                   "from=0.6:0.48:0.64,offset=0.02:0.01:0,restitution=0.3");
+    const double launch = 0.5; /* a step time at the gains' rate */
+    h.time = launch + h.distance / h.speed;
+    fb_sim* a = fb_sim_create(w.clip, w.ch, &w.g, &h, 1, &o, &err); /* fits its own */
+    ck_assert_msg(a != NULL, "%s", err.msg);
+    o.ref = ref;
+    o.spare_balls = 1;
+    fb_sim* b = fb_sim_create(w.clip, w.ch, &w.g, NULL, 0, &o, &err);
+    ck_assert_msg(b != NULL, "%s", err.msg);
+    ck_assert_int_eq(fb_sim_nball(b), 0);
+    /* too late: a launch before now */
+    step_to(b, launch);
+    fb_hit late = h;
+    late.time = launch + h.distance / h.speed - 0.01;
+    ck_assert_int_eq(fb_sim_add_hit(b, &late, &err), FB_EINVAL);
+    ck_assert_msg(strstr(err.msg, "expected a time"), "%s", err.msg);
+    fb_hit unknown = h;
+    snprintf(unknown.target, sizeof unknown.target, "Tail");
+    ck_assert_int_eq(fb_sim_add_hit(b, &unknown, &err), FB_EINVAL);
+    ck_assert_int_eq(fb_sim_nball(b), 0);
+    ck_assert_msg(fb_sim_add_hit(b, &h, &err) == FB_OK, "%s", err.msg);
+    ck_assert_int_eq(fb_sim_nball(b), 1);
+    ck_assert_int_eq(fb_sim_add_hit(b, &h, &err), FB_ESTATE); /* no spare ball left */
+    ck_assert_int_eq(fb_sim_run(a, NULL, NULL, &err), FB_OK);
+    ck_assert_int_eq(fb_sim_run(b, NULL, NULL, &err), FB_OK);
+    int na = 0, nb = 0;
+    (void)fb_sim_frames(a, &na);
+    (void)fb_sim_frames(b, &nb);
+    ck_assert_int_eq(na, nb);
+    const fb_model* m = w.ch->model;
+    for (int f = 0; f < na; f++) {
+        ck_assert_msg(memcmp(fb_sim_frame_q(a, f), fb_sim_frame_q(b, f), (size_t)m->nq * 8) == 0,
+                      "frame %d differs", f);
+        const double* ba = fb_sim_frame_balls(a, f);
+        const double* bb = fb_sim_frame_balls(b, f);
+        ck_assert_msg(memcmp(ba, bb, 3 * 8) == 0, "frame %d: ball at (%g %g %g) and (%g %g %g)",
+                      f, ba[0], ba[1], ba[2], bb[0], bb[1], bb[2]);
+    }
+    const fb_hit_result* ra = fb_sim_hits(a);
+    const fb_hit_result* rb = fb_sim_hits(b);
+    ck_assert(ra->touched && rb->touched);
+    ck_assert(ra->peak_err == rb->peak_err && ra->peak_err > 0.02);
+    ck_assert(ra->impulse.x == rb->impulse.x && ra->recover_time == rb->recover_time);
+    /* a reference at another rate is refused */
+    o.spare_balls = 0;
+    fb_gains g2 = w.g;
+    g2.rate = 2.0 * w.g.rate;
+    ck_assert_ptr_null(fb_sim_create(w.clip, w.ch, &g2, NULL, 0, &o, &err));
+    ck_assert_msg(err.code == FB_EINVAL && strstr(err.msg, "rate"), "%s", err.msg);
+    fb_sim_destroy(a);
+    fb_sim_destroy(b);
+    fb_ref_destroy(ref);
+    free_walk(&w);
+}
+END_TEST
+
 static Suite* sim_suite(void) {
     Suite* s = suite_create("sim");
     TCase* th = tcase_create("hits");
     tcase_set_timeout(th, 120);
     tcase_add_test(th, hit_specs_parse_and_round_trip);
     tcase_add_test(th, hits_files_load_and_name_their_errors);
+    tcase_add_test(th, hits_saved_read_back_bit_for_bit);
+    tcase_add_test(th, hits_built_in_code_are_checked);
     tcase_add_test(th, random_hits_are_reproducible_and_valid);
     tcase_add_test(th, unknown_targets_and_early_hits_are_errors);
     suite_add_tcase(s, th);
@@ -378,6 +502,7 @@ static Suite* sim_suite(void) {
     tcase_add_test(tr, head_torso_and_leg_hits_react_and_recover);
     tcase_add_test(tr, a_hit_too_strong_ends_as_a_fall_not_an_explosion);
     tcase_add_test(tr, same_inputs_give_identical_results);
+    tcase_add_test(tr, a_hit_added_while_running_equals_one_given_at_the_start);
     suite_add_tcase(s, tr);
     return s;
 }

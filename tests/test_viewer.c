@@ -1,11 +1,18 @@
 /* featherbone-view end to end, headless: screenshots of the bundled clip drawn under xvfb-run
- * (Mesa's llvmpipe), checked by their pixels, and the command line's refusals.
+ * (Mesa's llvmpipe), checked by their pixels, a ball thrown by a click from a --script, and
+ * the command line's refusals.
  *
  * The render palette keeps the sky, ground, grid, shadows and HUD grey (render.h), so the
  * pixels whose channels spread by more than COLOURED_CHROMA are the character and its contact
  * markers. The test fails when the image is not the asked size, when that coloured part is
  * implausibly small (nothing drawn, or drawn off screen) or large (a coloured background, a
  * character filling the frame), and when a frame 4 s later looks the same.
+ *
+ * Hits: before its ball is launched, a simulation with a hit draws what the one without draws;
+ * just after the hit, it draws something else (the ball, the arm pushed off). A script throws
+ * a ball at the forearm through the click path (ray cast from the eye), takes screenshots and
+ * exports the take (E); `featherbone simulate --hits` of the exported hits writes the same BVH
+ * byte for byte and reports the forearm pushed >= 5 cm off the clip and back within 2 cm.
  *
  * Without xvfb-run, or when the viewer says there is no OpenGL 3.3 (its exit code 3), the test
  * reports itself skipped (exit 77) with the reason: it never passes without looking. */
@@ -64,14 +71,19 @@ static bool have_xvfb_run(void) {
     return system("command -v xvfb-run >/dev/null 2>&1") == 0;
 }
 
-/* Renders the bundled clip at time t into path; returns the viewer's exit code. */
-static int screenshot(const char* path, double t) {
+/* Renders the bundled clip at time t into path with more options; returns the viewer's exit
+ * code. */
+static int screenshot_with(const char* path, double t, const char* more) {
     char cmd[4096];
     snprintf(cmd, sizeof cmd,
-             "xvfb-run -a '%s' '%s/131_01.bvh' --screenshot '%s' --size %dx%d --time %.3f",
-             FB_VIEW_PATH, FB_DATA_DIR, path, W, H, t);
+             "xvfb-run -a '%s' '%s/131_01.bvh' --screenshot '%s' --size %dx%d --time %.3f %s",
+             FB_VIEW_PATH, FB_DATA_DIR, path, W, H, t, more);
     remove(path);
     return run(cmd);
+}
+
+static int screenshot(const char* path, double t) {
+    return screenshot_with(path, t, "");
 }
 
 /* Fraction of coloured pixels; NULL image = -1. */
@@ -121,6 +133,12 @@ static void check_refusals(const char* out) {
         "'" FB_DATA_DIR "/131_01.bvh' --time 100 --screenshot /dev/null", /* past the end */
         "'" FB_DATA_DIR "/131_01.bvh' --every 2", /* --every without --frames */
         "'" FB_DATA_DIR "/131_01.bvh' --bogus",   /* unknown option */
+        "'" FB_DATA_DIR "/131_01.bvh' --hit time=1,target=Tail", /* no such joint */
+        "'" FB_DATA_DIR "/131_01.bvh' --hit time=1", /* no target */
+        "'" FB_DATA_DIR "/131_01.bvh' --playback --hit time=1,target=Head", /* no physics */
+        "'" FB_DATA_DIR "/131_01.bvh' --gains /nonexistent.json", /* unreadable gains */
+        "'" FB_DATA_DIR "/131_01.bvh' --script /nonexistent.txt",  /* unreadable script */
+        "'" FB_DATA_DIR "/131_01.bvh' --script '" FB_TEST_DATA_DIR "/bad_header.bvh'", /* bad */
     };
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         char cmd[4096];
@@ -132,6 +150,142 @@ static void check_refusals(const char* out) {
     char cmd[4096];
     snprintf(cmd, sizeof cmd, "'%s' --help >/dev/null", FB_VIEW_PATH);
     CHECK(run(cmd) == 0, "--help should exit 0");
+}
+
+/* Reads an RGB image, checking its size; NULL (and a failure) otherwise. */
+static unsigned char* load(const char* path) {
+    int w = 0, h = 0, n = 0;
+    unsigned char* px = stbi_load(path, &w, &h, &n, 3);
+    CHECK(px, "cannot read %s", path);
+    if (px && (w != W || h != H)) {
+        CHECK(false, "%s is %dx%d, asked %dx%d", path, w, h, W, H);
+        stbi_image_free(px);
+        return NULL;
+    }
+    return px;
+}
+
+/* The fraction of pixels coloured in one of two images only; -1 when one does not read. */
+static double moved_between(const char* a_path, const char* b_path) {
+    unsigned char* a = load(a_path);
+    unsigned char* b = load(b_path);
+    const double f = a && b ? moved_fraction(a, b, W * H) : -1.0;
+    stbi_image_free(a);
+    stbi_image_free(b);
+    return f;
+}
+
+#define HIT "time=1.2,target=LeftElbow,speed=10,mass=0.45,radius=0.11"
+/* Just after the hit, the ball and the arm pushed off change at least this fraction. */
+#define HIT_MOVED_MIN 0.0005
+
+static void check_hit_frames(const char* out) {
+    char plain[1024], hit[1024];
+    snprintf(plain, sizeof plain, "%s/plain.png", out);
+    snprintf(hit, sizeof hit, "%s/hit.png", out);
+    CHECK(screenshot_with(plain, 0.9, "") == 0, "screenshot at 0.9 s");
+    CHECK(screenshot_with(hit, 0.9, "--hit " HIT) == 0, "screenshot with a hit at 0.9 s");
+    const double before = moved_between(plain, hit);
+    CHECK(screenshot_with(plain, 1.25, "") == 0, "screenshot at 1.25 s");
+    CHECK(screenshot_with(hit, 1.25, "--hit " HIT) == 0, "screenshot with a hit at 1.25 s");
+    const double after = moved_between(plain, hit);
+    printf("with and without a hit at 1.2 s, pixels coloured in one only: %.4f%% at 0.9 s "
+           "(before the launch: expected 0), %.4f%% at 1.25 s (at least %.3f%%)\n",
+           100 * before, 100 * after, 100 * HIT_MOVED_MIN);
+    CHECK(before == 0.0, "before the ball's launch the frames differ (%.5f)", before);
+    CHECK(after >= HIT_MOVED_MIN, "just after the hit the frames differ by %.5f only", after);
+}
+
+/* Reads a whole small text file into buf; false when it cannot. */
+static bool slurp(const char* path, char* buf, size_t cap) {
+    FILE* f = fopen(path, "rb");
+    if (!f) {
+        return false;
+    }
+    const size_t n = fread(buf, 1, cap - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return true;
+}
+
+static bool same_bytes(const char* a_path, const char* b_path) {
+    FILE* a = fopen(a_path, "rb");
+    FILE* b = fopen(b_path, "rb");
+    bool same = a && b;
+    for (int ca = 0, cb = 0; same && ca != EOF;) {
+        ca = fgetc(a);
+        cb = fgetc(b);
+        same = ca == cb;
+    }
+    if (a) {
+        fclose(a);
+    }
+    if (b) {
+        fclose(b);
+    }
+    return same;
+}
+
+static void check_script(const char* out) {
+    char script[1024], log[1024], cmd[8192], text[8192];
+    snprintf(script, sizeof script, "%s/throw.script", out);
+    snprintf(log, sizeof log, "%s/throw.log", out);
+    snprintf(text, sizeof text,
+             "# test_viewer: a ball thrown at the forearm by a click, through the script\n"
+             "0.5 screenshot %s/script_before.png\n"
+             "1.0 throw LeftElbow\n"
+             "2.0 screenshot %s/script_after.png\n"
+             "2.5 key e\n"
+             "2.6 quit\n",
+             out, out);
+    FILE* f = fopen(script, "w");
+    CHECK(f && fputs(text, f) >= 0 && fclose(f) == 0, "cannot write %s", script);
+    snprintf(cmd, sizeof cmd,
+             "xvfb-run -a '%s' '%s/131_01.bvh' --script '%s' --size %dx%d --export '%s/take' "
+             ">'%s' 2>&1",
+             FB_VIEW_PATH, FB_DATA_DIR, script, W, H, out, log);
+    int rc = run(cmd);
+    char said[8192] = "";
+    slurp(log, said, sizeof said);
+    printf("%s", said);
+    CHECK(rc == 0, "the script run exited %d", rc);
+    CHECK(strstr(said, "threw 0.45 kg at 10 m/s at LeftElbow"), "no throw at the forearm");
+    /* the frames: as without the throw before it, not after it */
+    char plain[1024], shot[1024];
+    snprintf(plain, sizeof plain, "%s/plain.png", out);
+    snprintf(shot, sizeof shot, "%s/script_before.png", out);
+    CHECK(screenshot_with(plain, 0.5, "") == 0, "screenshot at 0.5 s");
+    const double before = moved_between(plain, shot);
+    CHECK(screenshot_with(plain, 2.0, "") == 0, "screenshot at 2.0 s");
+    snprintf(shot, sizeof shot, "%s/script_after.png", out);
+    const double after = moved_between(plain, shot);
+    printf("script frames against the untouched simulation: %.4f%% at 0.5 s, %.4f%% at 2.0 s\n",
+           100 * before, 100 * after);
+    CHECK(before == 0.0, "before the throw the frames differ by %.5f",
+          before);
+    CHECK(after >= HIT_MOVED_MIN, "after the throw the frames differ by %.5f only", after);
+    /* the take, simulated again by the command line from the exported hits */
+    char report[1024];
+    snprintf(report, sizeof report, "%s/cli.txt", out);
+    snprintf(cmd, sizeof cmd,
+             "'%s' simulate '%s/131_01.bvh' --hits '%s/take.hits.json' -o '%s/cli.bvh' >'%s' "
+             "2>&1",
+             FB_CLI_PATH, FB_DATA_DIR, out, out, report);
+    rc = run(cmd);
+    said[0] = '\0';
+    slurp(report, said, sizeof said);
+    printf("%s", said);
+    CHECK(rc == 0, "simulate --hits of the exported take exited %d", rc);
+    char a[1024], b[1024];
+    snprintf(a, sizeof a, "%s/take.bvh", out);
+    snprintf(b, sizeof b, "%s/cli.bvh", out);
+    CHECK(same_bytes(a, b), "the exported take and `simulate --hits` of it differ");
+    const char* dev = strstr(said, "deviated up to ");
+    double cm = 0.0, back = 0.0;
+    CHECK(dev && sscanf(dev, "deviated up to %lf cm; back within 2 cm after %lf s", &cm, &back) == 2,
+          "no deviation and recovery in the summary");
+    CHECK(cm >= 5.0 && back > 0.0 && back <= 1.5, "the forearm moved %.2f cm, back in %.2f s",
+          cm, back);
 }
 
 int main(void) {
@@ -184,6 +338,8 @@ int main(void) {
     }
     stbi_image_free(a);
     stbi_image_free(b);
+    check_hit_frames(out);
+    check_script(out);
     check_no_leftovers(out);
     printf("%s\n", failures ? "test_viewer: FAILED" : "test_viewer: passed");
     return failures ? 1 : 0;

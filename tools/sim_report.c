@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "util/atomic_file.h"
+#include "util/json_file.h"
 
 fb_status text_save(const char* path, const char* text, fb_error* err) {
     fb_atomic_file a;
@@ -21,20 +22,6 @@ fb_status text_save(const char* path, const char* text, fb_error* err) {
     return fb_atomic_commit(&a, err);
 }
 
-static fb_status save_json(cJSON* root, const char* path, fb_error* err) {
-    char* text = root ? cJSON_Print(root) : NULL;
-    cJSON_Delete(root);
-    if (!text) {
-        if (err) {
-            err->code = FB_ENOMEM;
-            snprintf(err->msg, sizeof err->msg, "%s: out of memory", path);
-        }
-        return FB_ENOMEM;
-    }
-    const fb_status s = text_save(path, text, err);
-    cJSON_free(text);
-    return s;
-}
 
 /* ---- summary -------------------------------------------------------------------------------- */
 
@@ -140,7 +127,7 @@ fb_status sim_balls_json(const fb_sim* s, const char* path, fb_error* err) {
         }
         cJSON_AddItemToArray(balls, b);
     }
-    return save_json(root, path, err);
+    return fb_json_write(path, root, err);
 }
 
 /* ---- report --------------------------------------------------------------------------------- */
@@ -284,5 +271,5 @@ fb_status sim_report_json(const fb_sim* s, const sim_report_info* info, const ch
         }
         cJSON_AddItemToObject(tq, label, a);
     }
-    return save_json(root, path, err);
+    return fb_json_write(path, root, err);
 }

@@ -44,8 +44,12 @@ void camera_basis(const camera* c, fb_v3* forward, fb_v3* right, fb_v3* up) {
 
 void camera_orbit(camera* c, double dx, double dy, int h) {
     const double k = ORBIT_RAD_PER_VIEWPORT / (h > 0 ? h : 1);
-    c->yaw -= dx * k;
-    c->pitch += dy * k;
+    camera_turn(c, -dx * k, dy * k);
+}
+
+void camera_turn(camera* c, double dyaw, double dpitch) {
+    c->yaw += dyaw;
+    c->pitch += dpitch;
     if (c->pitch > CAMERA_PITCH_MAX) {
         c->pitch = CAMERA_PITCH_MAX;
     }
@@ -117,7 +121,7 @@ void camera_frame(camera* c, fb_v3 lo, fb_v3 hi, double aspect, double pitch) {
 void camera_set_follow(camera* c, bool on, fb_v3 p) {
     c->follow = on;
     if (on) {
-        c->follow_offset = v3_sub(c->target, p);
+        c->follow_offset = (fb_v3){0.0, c->target.y - p.y, 0.0}; /* centred over it */
     }
 }
 

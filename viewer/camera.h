@@ -17,7 +17,8 @@ typedef struct camera {
     double fovy;     /* rad, vertical field of view */
     double znear, zfar;
     bool follow;         /* camera_follow moves the target with the followed point */
-    fb_v3 follow_offset; /* target - followed point, captured when following starts */
+    fb_v3 follow_offset; /* target - followed point: straight above it when following starts
+                            (at the target's height), then moved by pans */
 } camera;
 
 /* Largest pitch (rad): just short of looking straight down or up, where yaw is undefined. */
@@ -41,6 +42,10 @@ void camera_basis(const camera* c, fb_v3* forward, fb_v3* right, fb_v3* up);
  * scene to the right, down = look from higher up). */
 void camera_orbit(camera* c, double dx, double dy, int h);
 
+/* Turns the eye around the target by dyaw (about the vertical) and dpitch (rad); the pitch
+ * stays within +-CAMERA_PITCH_MAX. */
+void camera_turn(camera* c, double dyaw, double dpitch);
+
 /* Pan: the target follows the drag so the point under the cursor stays under it (at the
  * target's depth). */
 void camera_pan(camera* c, double dx, double dy, int h);
@@ -53,8 +58,8 @@ void camera_zoom(camera* c, double steps);
  * `pitch` rad from above. */
 void camera_frame(camera* c, fb_v3 lo, fb_v3 hi, double aspect, double pitch);
 
-/* Starts (on) or stops following point p; while on, camera_follow keeps the target at
- * p + the offset it had when following started. */
+/* Starts (on) or stops following point p; while on, camera_follow keeps the target over p
+ * (at the height it had), or where a pan since moved it relative to p. */
 void camera_set_follow(camera* c, bool on, fb_v3 p);
 
 /* Moves the target toward p + follow_offset, smoothed over about `tau` s (0 = at once), after

@@ -259,6 +259,10 @@ static const char* const HELP[] = {
     "O\tghost on the character / beside it",
     "C\tcontacts and forces on / off",
     "F\tcamera follows the character",
+    "[  ]\tball speed -2, +2 m/s",
+    "{  }\tball mass /1.5, x1.5",
+    "E\texport the take (BVH, balls, hits)",
+    "Backspace\tforget the thrown balls, restart",
     "H\tthis help",
     "Esc\tquit",
     " ",
@@ -266,7 +270,7 @@ static const char* const HELP[] = {
     "left drag\torbit",
     "shift+left, middle\tpan",
     "scroll\tzoom",
-    "click a body\tname it",
+    "click a body\tthrow a ball at it",
     "click, drag the bar\tscrub",
 };
 
@@ -277,8 +281,12 @@ static void status_lines(const hud_state* s, char (*l)[HUD_LINE_MAX]) {
     if (s->rtf > 0.0) {
         snprintf(rtf, sizeof rtf, "%.2f", s->rtf);
     }
-    snprintf(l[1], HUD_LINE_MAX, "%s   speed %.2gx   real-time factor %s",
-             s->playing ? "playing" : "paused", s->speed, rtf);
+    char steps[48] = "";
+    if (s->step_rtf > 0.0) {
+        snprintf(steps, sizeof steps, "   (simulation steps at %.0fx)", s->step_rtf);
+    }
+    snprintf(l[1], HUD_LINE_MAX, "%s   speed %.2gx   real-time factor %s%s",
+             s->playing ? "playing" : "paused", s->speed, rtf, steps);
     snprintf(l[2], HUD_LINE_MAX, "ghost %s   contacts %s   follow %s   H help",
              s->ghost ? (s->ghost_offset ? "beside" : "on") : "off", s->contacts ? "on" : "off",
              s->follow ? "on" : "off");
@@ -292,11 +300,12 @@ void hud_draw(hud* h, int w, int h_px, const hud_state* s) {
     /* status, the source's lines, the last message */
     char status[3][HUD_LINE_MAX];
     status_lines(s, status);
-    const char* lines[3 + SOURCE_LINES + 1];
+    const char* lines[3 + 1 + SOURCE_LINES + 1];
     int n = 0;
     for (int k = 0; k < 3; k++) {
         lines[n++] = status[k];
     }
+    lines[n++] = s->ball;
     for (int k = 0; k < SOURCE_LINES; k++) {
         lines[n++] = s->lines[k];
     }

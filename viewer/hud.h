@@ -18,9 +18,12 @@ typedef struct hud_state {
     int frame, nframe;
     double speed; /* playback speed asked for (x real time) */
     double rtf;   /* real-time factor achieved: seconds shown per wall second */
+    double step_rtf; /* the simulation's own: simulated seconds per wall second of stepping
+                        (0: not known, not shown) */
     bool playing;
     bool help; /* the key help box */
     bool ghost, ghost_offset, contacts, follow;
+    const char* ball;                /* the ball a click throws, or NULL */
     const char* lines[SOURCE_LINES]; /* the source's free lines (NULL or "" skipped) */
     const char* message;             /* one more line (what was clicked), or NULL */
 } hud_state;

@@ -1,6 +1,10 @@
-/* featherbone-view: the interactive window: playback clock, keys and mouse. */
+/* featherbone-view: the interactive window: playback clock, keys and mouse, throwing balls,
+ * watching the gains file, exporting the take, and running --script input. */
+#define _POSIX_C_SOURCE 200809L /* access */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "app.h"
 #include "pick.h"
@@ -12,6 +16,11 @@
 #define RTF_TAU 0.5
 /* Longest wall-clock step the playback takes at once (s): after a stall it does not jump. */
 #define MAX_WALL_DT 0.1
+/* How often the gains file is looked at (s of wall clock). */
+#define POLL_INTERVAL 0.5
+/* Most exports of one session with the default names (CLIP_take1 ...). */
+#define MAX_TAKES 9999
+#define DEG (3.141592653589793 / 180.0)
 
 static app* app_of(GLFWwindow* w) {
     return (app*)glfwGetWindowUserPointer(w);
@@ -33,42 +42,36 @@ static void step_frames(app* a, int n) {
     app_seek(a, fmin(fmax(a->t + n * info->frame_time, 0.0), info->duration));
 }
 
-static void on_key(GLFWwindow* w, int key, int scancode, int action, int mods) {
-    (void)scancode;
-    (void)mods;
-    app* a = app_of(w);
-    if (action == GLFW_RELEASE) {
-        return;
+double app_ball_radius(double mass) {
+    return VIEW_BALL_RADIUS * cbrt(mass / VIEW_BALL_MASS);
+}
+
+/* E: the whole take to PREFIX.bvh, .balls.json, .hits.json. */
+static void export_take(app* a) {
+    char prefix[1024];
+    if (a->export_prefix) {
+        snprintf(prefix, sizeof prefix, "%s", a->export_prefix);
+    } else { /* CLIP_takeN beside nothing that exists */
+        char name[256];
+        snprintf(name, sizeof name, "%s", source_get_info(a->src)->name);
+        char* dot = strrchr(name, '.');
+        if (dot && dot != name) {
+            *dot = '\0';
+        }
+        for (int n = 1; n <= MAX_TAKES; n++) {
+            char bvh[1100];
+            snprintf(prefix, sizeof prefix, "%s_take%d", name, n);
+            snprintf(bvh, sizeof bvh, "%s.bvh", prefix);
+            if (access(bvh, F_OK) != 0) {
+                break;
+            }
+        }
     }
-    const bool press = action == GLFW_PRESS;
-    switch (key) {
-    case GLFW_KEY_ESCAPE:
-        glfwSetWindowShouldClose(w, GLFW_TRUE);
-        break;
-    case GLFW_KEY_SPACE:
-        a->playing = press ? !a->playing : a->playing;
-        break;
-    case GLFW_KEY_RIGHT:
-        step_frames(a, 1);
-        break;
-    case GLFW_KEY_LEFT:
-        step_frames(a, -1);
-        break;
-    case GLFW_KEY_R:
-        app_seek(a, 0.0);
-        break;
-    case GLFW_KEY_KP_ADD:
-        a->speed = fmin(a->speed * 2.0, VIEW_SPEED_MAX);
-        break;
-    case GLFW_KEY_KP_SUBTRACT:
-        a->speed = fmax(a->speed * 0.5, VIEW_SPEED_MIN);
-        break;
-    default:
-        break;
-    }
-    if (!press) {
-        return;
-    }
+    source_export(a->src, prefix, a->message, sizeof a->message);
+}
+
+/* The keys that act on a press only (not on repeats). */
+static void key_pressed(app* a, int key) {
     switch (key) {
     case GLFW_KEY_G:
         a->flags.ghost = !a->flags.ghost;
@@ -85,19 +88,95 @@ static void on_key(GLFWwindow* w, int key, int scancode, int action, int mods) {
     case GLFW_KEY_H:
         a->help = !a->help;
         break;
+    case GLFW_KEY_E:
+        export_take(a);
+        break;
+    case GLFW_KEY_BACKSPACE:
+        source_clear_throws(a->src, a->message, sizeof a->message);
+        a->t = source_get_view(a->src)->time;
+        break;
+    case GLFW_KEY_SPACE:
+        a->playing = !a->playing;
+        break;
+    case GLFW_KEY_ESCAPE:
+        glfwSetWindowShouldClose(a->win, GLFW_TRUE);
+        break;
     default:
         break;
     }
 }
 
-/* + and - by the character typed, whatever the keyboard layout ('=' is + unshifted). */
-static void on_char(GLFWwindow* w, unsigned int c) {
-    app* a = app_of(w);
-    if (c == '+' || c == '=') {
-        a->speed = fmin(a->speed * 2.0, VIEW_SPEED_MAX);
-    } else if (c == '-' || c == '_') {
-        a->speed = fmax(a->speed * 0.5, VIEW_SPEED_MIN);
+/* The keys that repeat while held. */
+static bool key_repeats(app* a, int key) {
+    switch (key) {
+    case GLFW_KEY_RIGHT:
+        step_frames(a, 1);
+        return true;
+    case GLFW_KEY_LEFT:
+        step_frames(a, -1);
+        return true;
+    case GLFW_KEY_R:
+        app_seek(a, 0.0);
+        return true;
+    case GLFW_KEY_KP_ADD:
+        app_char(a, '+');
+        return true;
+    case GLFW_KEY_KP_SUBTRACT:
+        app_char(a, '-');
+        return true;
+    default:
+        return false;
     }
+}
+
+void app_key(app* a, int key) {
+    if (!key_repeats(a, key)) {
+        key_pressed(a, key);
+    }
+}
+
+static void on_key(GLFWwindow* w, int key, int scancode, int action, int mods) {
+    (void)scancode;
+    (void)mods;
+    app* a = app_of(w);
+    if (action == GLFW_PRESS) {
+        app_key(a, key);
+    } else if (action == GLFW_REPEAT) {
+        (void)key_repeats(a, key);
+    }
+}
+
+/* + and - (playback speed), [ ] (ball speed), { } (ball mass): by the character typed,
+ * whatever the keyboard layout ('=' is + unshifted). */
+void app_char(app* a, unsigned int c) {
+    switch (c) {
+    case '+':
+    case '=':
+        a->speed = fmin(a->speed * 2.0, VIEW_SPEED_MAX);
+        break;
+    case '-':
+    case '_':
+        a->speed = fmax(a->speed * 0.5, VIEW_SPEED_MIN);
+        break;
+    case ']':
+        a->ball_speed = fmin(a->ball_speed + VIEW_BALL_SPEED_STEP, VIEW_BALL_SPEED_MAX);
+        break;
+    case '[':
+        a->ball_speed = fmax(a->ball_speed - VIEW_BALL_SPEED_STEP, VIEW_BALL_SPEED_MIN);
+        break;
+    case '}':
+        a->ball_mass = fmin(a->ball_mass * VIEW_BALL_MASS_FACTOR, VIEW_BALL_MASS_MAX);
+        break;
+    case '{':
+        a->ball_mass = fmax(a->ball_mass / VIEW_BALL_MASS_FACTOR, VIEW_BALL_MASS_MIN);
+        break;
+    default:
+        break;
+    }
+}
+
+static void on_char(GLFWwindow* w, unsigned int c) {
+    app_char(app_of(w), c);
 }
 
 /* Scrubs to the time under framebuffer x on the timeline. */
@@ -107,8 +186,8 @@ static void scrub(app* a, double fx) {
     app_seek(a, hud_timeline_frac(fw, fh, fx) * source_get_info(a->src)->duration);
 }
 
-/* A click on the scene: name the body under the cursor. */
-static void pick_at(app* a, double x, double y) {
+/* A click on the scene: a ball from the eye at the point of the body under the cursor. */
+void app_click(app* a, double x, double y) {
     double fx, fy;
     int fw, fh;
     to_framebuffer(a->win, x, y, &fx, &fy, &fw, &fh);
@@ -116,19 +195,26 @@ static void pick_at(app* a, double x, double y) {
     camera_ray(&a->cam, fx, fy, fw, fh, &o, &d);
     const source_view* v = source_get_view(a->src);
     pick_hit hit;
-    if (pick_ray(v->model, v->data, o, d, &hit)) {
-        snprintf(a->message, sizeof a->message, "clicked %s at (%.2f, %.2f, %.2f) m",
-                 v->model->name[hit.body], hit.point.x, hit.point.y, hit.point.z);
-    } else {
-        a->message[0] = '\0';
+    if (!pick_ray(v->model, v->data, o, d, &hit)) {
+        snprintf(a->message, sizeof a->message, "missed: click on the character to throw");
+        return;
     }
+    const source_throw_spec t = {.body = hit.body,
+                                 .point = hit.point,
+                                 .eye = o,
+                                 .speed = a->ball_speed,
+                                 .mass = a->ball_mass,
+                                 .radius = app_ball_radius(a->ball_mass)};
+    char msg[SOURCE_LINE_MAX + 64];
+    source_throw(a->src, &t, msg, sizeof msg);
+    snprintf(a->message, sizeof a->message, "%s: %s", v->model->name[hit.body], msg);
 }
 
 static void on_button(GLFWwindow* w, int button, int action, int mods) {
     app* a = app_of(w);
     if (action == GLFW_RELEASE) {
         if (button == GLFW_MOUSE_BUTTON_LEFT && a->pressed && !a->moved && !a->scrubbing) {
-            pick_at(a, a->mx, a->my);
+            app_click(a, a->mx, a->my);
         }
         a->orbiting = a->panning = a->scrubbing = a->pressed = false;
         return;
@@ -185,22 +271,86 @@ static void on_scroll(GLFWwindow* w, double xoff, double yoff) {
     camera_zoom(&app_of(w)->cam, yoff);
 }
 
-/* Advances the playback clock by a wall-clock step; the clip loops at its end. */
-static void tick(app* a, double wall_dt) {
+/* Advances the playback clock by `clock_dt` s (x speed) that took `wall_dt` s of wall clock;
+ * the clip loops at its end. */
+static void tick(app* a, double clock_dt, double wall_dt) {
     if (!a->playing || wall_dt <= 0.0) {
         a->rtf = 0.0; /* shown as "-" */
         return;
     }
     const double before = a->t, duration = source_get_info(a->src)->duration;
-    double t = a->t + wall_dt * a->speed;
+    double t = a->t + clock_dt * a->speed;
     if (t > duration) {
         t = 0.0;
     }
     app_seek(a, t);
-    const double shown = a->t >= before ? a->t - before : wall_dt * a->speed;
+    const double shown = a->t >= before ? a->t - before : clock_dt * a->speed;
     const double k = 1.0 - exp(-wall_dt / RTF_TAU);
     const double now_rtf = shown / wall_dt;
     a->rtf = a->rtf > 0.0 ? a->rtf + (now_rtf - a->rtf) * k : now_rtf;
+}
+
+/* Looks at the gains file every POLL_INTERVAL s of wall clock. */
+static void poll(app* a, double now) {
+    if (now - a->poll_wall >= POLL_INTERVAL) {
+        a->poll_wall = now;
+        if (source_poll(a->src)) {
+            a->t = source_get_view(a->src)->time;
+        }
+    }
+}
+
+/* Runs the script's events due at `clock` s. */
+static void run_script(app* a, double clock) {
+    script* s = a->script;
+    while (s->next < s->n && s->ev[s->next].time <= clock + 1e-9) {
+        const script_event* e = &s->ev[s->next++];
+        int fw, fh;
+        glfwGetFramebufferSize(a->win, &fw, &fh);
+        switch (e->action) {
+        case SCRIPT_THROW: {
+            const source_view* v = source_get_view(a->src);
+            const int b = fb_model_body_by_name(v->model, e->arg);
+            const double m = v->model->I[b].m;
+            const fb_v3 com = {v->model->I[b].h.x / m, v->model->I[b].h.y / m,
+                               v->model->I[b].h.z / m};
+            double px, py;
+            int ww, wh;
+            glfwGetWindowSize(a->win, &ww, &wh);
+            if (camera_project(&a->cam, fb_point_pos(v->model, v->data, b, com), fw, fh, &px,
+                               &py)) {
+                app_click(a, px * ww / fw, py * wh / fh);
+            }
+            break;
+        }
+        case SCRIPT_CLICK:
+            app_click(a, e->x, e->y);
+            break;
+        case SCRIPT_KEY:
+            app_key(a, e->key);
+            break;
+        case SCRIPT_CHAR:
+            app_char(a, (unsigned)e->key);
+            break;
+        case SCRIPT_ZOOM:
+            camera_zoom(&a->cam, e->x);
+            break;
+        case SCRIPT_ORBIT:
+            camera_turn(&a->cam, e->x * DEG, e->y * DEG);
+            break;
+        case SCRIPT_SCREENSHOT:
+            if (app_write_png(a, fw, fh, e->arg) != VIEW_EXIT_OK) {
+                a->script_rc = VIEW_EXIT_FAIL;
+            }
+            break;
+        case SCRIPT_QUIT:
+            glfwSetWindowShouldClose(a->win, GLFW_TRUE);
+            break;
+        }
+        printf("script %.3f s (line %d): %s\n", e->time, e->line,
+               a->message[0] ? a->message : "ok");
+        fflush(stdout);
+    }
 }
 
 int app_run_interactive(app* a) {
@@ -214,12 +364,24 @@ int app_run_interactive(app* a) {
     glEnable(GL_MULTISAMPLE);
     a->rtf = a->speed;
     double last = glfwGetTime();
+    const double start = last, t0 = a->t;
+    long frames = 0;
+    double clock = 0.0; /* the script's */
     while (!glfwWindowShouldClose(w)) {
         glfwPollEvents();
         const double now = glfwGetTime();
-        const double dt = fmin(now - last, MAX_WALL_DT);
+        const double wall_dt = fmin(now - last, MAX_WALL_DT);
         last = now;
-        tick(a, dt);
+        poll(a, now);
+        /* a script's clock is its frame count (the same run whatever the machine's speed),
+         * unless it asks for the wall clock */
+        const double dt = a->script && !a->script_wall_clock ? 1.0 / SCRIPT_FPS : wall_dt;
+        clock += frames > 0 ? dt : 0.0;
+        tick(a, frames > 0 ? dt : 0.0, now - start > 0.0 ? fmax(wall_dt, 1e-6) : 0.0);
+        if (a->script) { /* after the tick: frame k shows, and runs the events of, k / fps */
+            run_script(a, clock);
+        }
+        frames++;
         camera_follow(&a->cam, app_follow_point(a), dt, FOLLOW_TAU);
         int fw, fh;
         glfwGetFramebufferSize(w, &fw, &fh);
@@ -230,6 +392,13 @@ int app_run_interactive(app* a) {
         glBindFramebuffer(GL_FRAMEBUFFER, 0);
         app_draw(a, fw, fh);
         glfwSwapBuffers(w);
+    }
+    if (a->script) {
+        const double wall = glfwGetTime() - start;
+        printf("script done: %ld frames (%.1f a second), %.3f s of the take shown in %.2f s of "
+               "wall clock; the simulation steps at %.0fx real time\n",
+               frames, frames / fmax(wall, 1e-9), a->t - t0, wall, source_step_rtf(a->src));
+        return a->script_rc;
     }
     return VIEW_EXIT_OK;
 }

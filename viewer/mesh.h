@@ -26,8 +26,8 @@ typedef struct mesh_range {
 } mesh_range;
 
 /* Tessellation: around an axis, and from pole to pole (even). */
-#define MESH_SLICES 28
-#define MESH_STACKS 16
+#define MESH_SLICES 20
+#define MESH_STACKS 10
 
 void mesh_buf_free(mesh_buf* b);
 

@@ -2,23 +2,25 @@
  *
  * The viewer draws whatever a source shows at a time t: a character (model + pose), the mocap
  * pose it should follow (the ghost), balls, contacts with their forces, and a few lines of
- * numbers for the HUD. Render, camera and HUD know only this interface. Today's implementation
- * (source_clip.c) plays the clip back: the "simulated" character is the clip itself, posed by
- * interpolating fb_motion_from_clip at the clip rate. The simulation replaces it with an
- * implementation that steps a world, and nothing else in the viewer changes.
+ * numbers for the HUD. Render, camera and HUD know only this interface. Two implementations:
+ * source_sim.c steps the simulation `featherbone simulate` runs (fb_sim: the character tracking
+ * the clip with its gains, hit by balls), and source_clip.c plays the clip back without
+ * physics (--playback). source.c picks one and loads the clip and character for both.
  *
  * Time runs from 0 to source_info().duration. Moving forward advances the source; moving
- * backwards is allowed (scrubbing) and may cost a restart and a replay for a simulation. */
+ * backwards is allowed (scrubbing) and costs the simulation a restart and a replay. */
 #ifndef FB_VIEW_SOURCE_H
 #define FB_VIEW_SOURCE_H
 
 #include <stdbool.h>
 
+#include <stddef.h>
+
 #include "featherbone/featherbone.h"
 
 /* Free HUD lines a source fills (tracking error, last hit, gains file state, ...). */
 #define SOURCE_LINES 4
-#define SOURCE_LINE_MAX 96
+#define SOURCE_LINE_MAX 128
 
 /* How to open a source. Zero-initialise, then set clip. */
 typedef struct source_opts {
@@ -26,6 +28,10 @@ typedef struct source_opts {
     const char* rules; /* character rules; NULL = the bundled data/character_rules.json */
     double scale;      /* metres per clip file unit; 0 = detect */
     bool lossless;     /* every rotating joint a ball joint (no hinges, no drops) */
+    bool playback;     /* the clip without physics (source_clip.c) */
+    const char* gains; /* gains file, re-read when it changes; NULL = `gains init` defaults */
+    const fb_hit* hit; /* hits planned from the start (--hit), nhit of them */
+    int nhit;
 } source_opts;
 
 /* A ball to draw. */
@@ -86,8 +92,32 @@ fb_status source_advance_to(source* s, double t, fb_error* err);
 const source_view* source_get_view(const source* s);
 const source_info* source_get_info(const source* s);
 
-/* Throws a ball from `from` (world, m) with velocity `vel` (m/s). False when this source
- * cannot (clip playback has no physics); the simulation will say yes. */
-bool source_throw(source* s, fb_v3 from, fb_v3 vel);
+/* A ball thrown from the eye at a point on a body (both world, m). */
+typedef struct source_throw_spec {
+    int body;     /* the body the point is on */
+    fb_v3 point;  /* where the ball should strike it */
+    fb_v3 eye;    /* where the ball comes from */
+    double speed; /* m/s */
+    double mass;  /* kg */
+    double radius; /* m */
+} source_throw_spec;
+
+/* Throws a ball now. False with the reason in msg (clip playback has no physics; too late in
+ * the clip; the take is full); true with what was thrown in msg. */
+bool source_throw(source* s, const source_throw_spec* t, char* msg, size_t cap);
+
+/* Forgets the balls thrown so far and restarts from time 0. */
+void source_clear_throws(source* s, char* msg, size_t cap);
+
+/* Looks for changes of the inputs it watches (the gains file) and takes them in; false when
+ * nothing changed. The state is in the HUD lines. */
+bool source_poll(source* s);
+
+/* Writes the whole take (the clip tracked with every hit so far, to its end) as
+ * PREFIX.bvh, PREFIX.balls.json and PREFIX.hits.json. False with the reason in msg. */
+bool source_export(source* s, const char* prefix, char* msg, size_t cap);
+
+/* Simulated seconds per wall-clock second spent stepping, smoothed (0 = unknown). */
+double source_step_rtf(const source* s);
 
 #endif /* FB_VIEW_SOURCE_H */

@@ -1,5 +1,5 @@
-/* featherbone-view: the clip-playback source. The character is built from the clip as the
- * featherbone CLI builds it (tools/clip_args.c: bundled rules, detected units), and posed by
+/* featherbone-view: the clip-playback source (--playback). The character is built from the
+ * clip as the featherbone CLI builds it (bundled rules, detected units), and posed by
  * interpolating the clip's motion at its own rate. There is no physics: the ghost is the same
  * pose, there are no balls, and the contacts are the shapes near the ground, each given an
  * even share of the body weight so the arrows have something to show (said on the HUD). */
@@ -8,16 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "source.h"
+#include "source_impl.h"
 
 /* Shapes within this distance of the ground (m) are shown as touching it: mocap feet hover
  * and sink by about this much. */
 #define GROUND_MARGIN 0.03
 #define MAX_CONTACTS 64
-/* Room left around the character's path in the framing box (m). */
-#define BOUNDS_PAD 0.15
 
-struct source {
+typedef struct clip_source {
     fb_clip* clip;
     fb_character* ch;
     fb_motion* mo;
@@ -31,57 +29,66 @@ struct source {
     const fb_data* art_data[1];
     source_view view;
     source_info info;
-};
+} clip_source;
 
-/* The bundled rules: $FEATHERBONE_DATA/character_rules.json, else the source tree's data/. */
-static const char* rules_path(const source_opts* o, char* buf, size_t cap) {
-    if (o->rules) {
-        return o->rules;
-    }
-    const char* dir = getenv("FEATHERBONE_DATA");
-    snprintf(buf, cap, "%s/character_rules.json", (dir && dir[0]) ? dir : FB_DATA_DIR);
-    return buf;
+static void clip_close(void* impl);
+static fb_status clip_advance_to(void* impl, double t, fb_error* err);
+
+static const source_view* clip_view(const void* impl) {
+    return &((const clip_source*)impl)->view;
 }
 
-/* The box every body origin passes through over the clip, padded, with the ground in it. */
-static void clip_bounds(source* s) {
-    const fb_model* m = s->ch->model;
-    fb_v3 lo = {1e300, 0.0, 1e300}, hi = {-1e300, -1e300, -1e300};
-    for (int f = 0; f < s->mo->nframe; f++) {
-        memcpy(s->d->q, s->mo->q + (size_t)f * m->nq, (size_t)m->nq * sizeof(double));
-        fb_kinematics_pos(m, s->d);
-        for (int b = 1; b < m->nbody; b++) {
-            const fb_v3 p = fb_point_pos(m, s->d, b, (fb_v3){0.0, 0.0, 0.0});
-            lo = (fb_v3){fmin(lo.x, p.x), fmin(lo.y, p.y), fmin(lo.z, p.z)};
-            hi = (fb_v3){fmax(hi.x, p.x), fmax(hi.y, p.y), fmax(hi.z, p.z)};
-        }
-    }
-    s->info.lo = (fb_v3){lo.x - BOUNDS_PAD, fmin(lo.y, 0.0), lo.z - BOUNDS_PAD};
-    s->info.hi = (fb_v3){hi.x + BOUNDS_PAD, hi.y + BOUNDS_PAD, hi.z + BOUNDS_PAD};
+static const source_info* clip_info(const void* impl) {
+    return &((const clip_source*)impl)->info;
 }
 
-source* source_open(const source_opts* o, fb_error* err) {
-    source* s = calloc(1, sizeof *s);
+static bool clip_throw(void* impl, const source_throw_spec* t, char* msg, size_t cap) {
+    (void)impl;
+    (void)t;
+    snprintf(msg, cap, "clip playback has no physics: no balls (run without --playback)");
+    return false;
+}
+
+static void clip_clear_throws(void* impl, char* msg, size_t cap) {
+    (void)impl;
+    snprintf(msg, cap, "no balls in clip playback");
+}
+
+static bool clip_poll(void* impl) {
+    (void)impl;
+    return false;
+}
+
+static bool clip_export(void* impl, const char* prefix, char* msg, size_t cap) {
+    (void)impl;
+    (void)prefix;
+    snprintf(msg, cap, "clip playback: nothing simulated to export (run without --playback)");
+    return false;
+}
+
+static double clip_step_rtf(const void* impl) {
+    (void)impl;
+    return 0.0;
+}
+
+static const source_ops CLIP_OPS = {clip_close,        clip_advance_to, clip_view,
+                                    clip_info,         clip_throw,      clip_clear_throws,
+                                    clip_poll,         clip_export,     clip_step_rtf};
+
+void* source_clip_open(const source_opts* o, const source_ops** ops, fb_error* err) {
+    clip_source* s = calloc(1, sizeof *s);
     if (!s) {
         if (err) {
             *err = (fb_error){FB_ENOMEM, "out of memory"};
         }
         return NULL;
     }
-    fb_clip_opts copts = fb_default_clip_opts();
-    copts.scale = o->scale;
-    fb_build_opts bopts = fb_default_build_opts();
-    char buf[1024];
-    if (!o->lossless) {
-        if (fb_rules_load(rules_path(o, buf, sizeof buf), &s->rules, err) != FB_OK) {
-            source_close(s);
-            return NULL;
-        }
-        bopts.rules = &s->rules;
+    *ops = &CLIP_OPS;
+    if (source_load(o, &s->rules, &s->clip, &s->ch, err) != FB_OK) {
+        clip_close(s);
+        return NULL;
     }
-    s->clip = fb_clip_load(o->clip, &copts, NULL, err);
-    s->ch = s->clip ? fb_character_build(s->clip, &bopts, err) : NULL;
-    s->mo = s->ch ? fb_motion_from_clip(s->clip, s->ch, 0.0, 0, 0, err) : NULL;
+    s->mo = fb_motion_from_clip(s->clip, s->ch, 0.0, 0, 0, err);
     s->d = s->mo ? fb_data_create(s->ch->model, NULL, err) : NULL;
     s->ghost = s->d ? fb_data_create(s->ch->model, NULL, err) : NULL;
     s->v = s->ghost ? calloc((size_t)s->ch->model->nv + 1, sizeof *s->v) : NULL;
@@ -89,15 +96,14 @@ source* source_open(const source_opts* o, fb_error* err) {
         if (s->ghost && err) {
             *err = (fb_error){FB_ENOMEM, "out of memory"};
         }
-        source_close(s);
+        clip_close(s);
         return NULL;
     }
     s->info.nframe = s->mo->nframe;
     s->info.frame_time = s->mo->dt;
     s->info.duration = (s->mo->nframe - 1) * s->mo->dt;
-    const char* base = strrchr(o->clip, '/');
-    snprintf(s->info.name, sizeof s->info.name, "%s", base ? base + 1 : o->clip);
-    clip_bounds(s);
+    source_name(o->clip, s->info.name, sizeof s->info.name);
+    source_bounds(s->ch->model, s->mo->q, s->mo->nframe, s->d, &s->info.lo, &s->info.hi);
 
     s->art_model[0] = s->ch->model;
     s->art_data[0] = s->d;
@@ -109,14 +115,15 @@ source* source_open(const source_opts* o, fb_error* err) {
                             .art_model = s->art_model,
                             .art_data = s->art_data,
                             .nart = 1};
-    if (source_advance_to(s, 0.0, err) != FB_OK) {
-        source_close(s);
+    if (clip_advance_to(s, 0.0, err) != FB_OK) {
+        clip_close(s);
         return NULL;
     }
     return s;
 }
 
-void source_close(source* s) {
+static void clip_close(void* impl) {
+    clip_source* s = impl;
     if (!s) {
         return;
     }
@@ -130,7 +137,7 @@ void source_close(source* s) {
 }
 
 /* Ground contacts of the pose, each carrying an even share of the weight. */
-static void ground_contacts(source* s) {
+static void ground_contacts(clip_source* s) {
     const fb_model* m = s->ch->model;
     int n = 0;
     /* a full list still shows the first MAX_CONTACTS: the status only says more would not fit */
@@ -144,8 +151,9 @@ static void ground_contacts(source* s) {
     snprintf(s->view.line[1], SOURCE_LINE_MAX, "ground contacts %d (weight shared evenly)", n);
 }
 
-fb_status source_advance_to(source* s, double t, fb_error* err) {
+static fb_status clip_advance_to(void* impl, double t, fb_error* err) {
     (void)err; /* playback cannot fail */
+    clip_source* s = impl;
     const fb_model* m = s->ch->model;
     t = fmin(fmax(t, 0.0), s->info.duration);
     /* between frames i and i+1: q = q_i (+) a (q_{i+1} (-) q_i), the geodesic on every joint */
@@ -171,22 +179,7 @@ fb_status source_advance_to(source* s, double t, fb_error* err) {
 
     s->view.time = t;
     s->view.frame = (int)floor(f + 0.5) < s->mo->nframe ? (int)floor(f + 0.5) : s->mo->nframe - 1;
-    snprintf(s->view.line[0], SOURCE_LINE_MAX, "clip playback: no physics yet (ghost = clip)");
+    snprintf(s->view.line[0], SOURCE_LINE_MAX, "clip playback: no physics (ghost = clip)");
     ground_contacts(s);
     return FB_OK;
-}
-
-const source_view* source_get_view(const source* s) {
-    return &s->view;
-}
-
-const source_info* source_get_info(const source* s) {
-    return &s->info;
-}
-
-bool source_throw(source* s, fb_v3 from, fb_v3 vel) {
-    (void)s;
-    (void)from;
-    (void)vel;
-    return false;
 }

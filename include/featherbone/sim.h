@@ -69,6 +69,11 @@ FB_API fb_hit fb_default_hit(void);
  * `target` and `time` are required. FB_EINVAL names the field and what was expected. */
 FB_API fb_status fb_hit_parse(const char* spec, fb_hit* hit, fb_error* err);
 
+/* FB_EINVAL naming the field when a hit built in code is out of the ranges fb_hit_parse
+ * accepts (speed, mass, radius, distance > 0; restitution in [0, 1]; a unit `dir` for
+ * FB_FROM_VECTOR; an offset within 2 m; a target name). */
+FB_API fb_status fb_hit_check(const fb_hit* hit, fb_error* err);
+
 /* Writes a hit back as a spec fb_hit_parse reads (every field). */
 FB_API void fb_hit_format(const fb_hit* hit, char* buf, size_t cap);
 
@@ -83,6 +88,10 @@ FB_API fb_status fb_hits_random(const fb_character* ch, int n, uint64_t seed, do
  * fields of fb_hit ("from": a name or [x, y, z]; "offset": [x, y, z]). Fills at most cap hits
  * into out and their count into *n. FB_EINVAL names the file, the hit's index and field. */
 FB_API fb_status fb_hits_load(const char* path, fb_hit* out, int cap, int* n, fb_error* err);
+
+/* Writes n hits as the JSON fb_hits_load reads, every field, each number as the shortest text
+ * that reads back as the same double; whole or not at all. FB_EIO names the file. */
+FB_API fb_status fb_hits_save(const char* path, const fb_hit* hits, int n, fb_error* err);
 
 /* ---- the simulation -------------------------------------------------------------------- */
 
@@ -107,6 +116,11 @@ typedef struct fb_sim_opts {
     double ball_mu;         /* ball friction (default 0.5) */
     double recover_tol;     /* m: a hit is recovered from when the struck body is back within
                                this of the clip after its peak (default 0.02) */
+    int spare_balls;        /* balls kept aside for fb_sim_add_hit (default 0); hits + spare
+                               balls at most FB_SIM_MAX_BALLS */
+    const fb_ref* ref;      /* borrowed: the clip's reference at the gains' rate over
+                               first..last (fb_ref_from_clip with `fit`), to share one fit
+                               among simulations; NULL = fit one (default) */
 } fb_sim_opts;
 FB_API fb_sim_opts fb_default_sim_opts(void);
 
@@ -153,6 +167,14 @@ FB_API fb_sim* fb_sim_create(const fb_clip* clip, const fb_character* ch, const 
                              fb_error* err);
 FB_API void fb_sim_destroy(fb_sim* s);
 
+/* Adds a hit to a running simulation, with one of its spare balls (interactive throws: the
+ * viewer). The hit is planned as at fb_sim_create, from the current time on: FB_EINVAL when
+ * its ball cannot fly `distance` at `speed` before `time` from now, or `time` is past the end,
+ * or the target names no body; FB_ESTATE when no spare ball is left or the simulation is
+ * over. Adding a hit whose launch time (time - distance / speed) is now gives, bit for bit,
+ * the motion of the simulation created with that hit in place of the spare ball. */
+FB_API fb_status fb_sim_add_hit(fb_sim* s, const fb_hit* hit, fb_error* err);
+
 /* One world step (1 / rate), with the balls launched on time and a frame recorded when the
  * step reaches one. FB_ENUMERIC on a blow-up names the time and the joint. */
 FB_API fb_status fb_sim_step(fb_sim* s, fb_error* err);
@@ -170,11 +192,12 @@ FB_API fb_tracker* fb_sim_tracker(fb_sim* s);
 FB_API const fb_ref* fb_sim_ref(const fb_sim* s);
 
 /* The recorded frames so far (*n of them) and the character's q (nq per frame) and the
- * balls' positions (3 per ball per frame, world, m) at them. */
+ * balls' positions (3 per ball, world, m) at them. Consecutive frames' balls lie
+ * 3 x (hits + spare balls) apart; a spare ball not in use stays parked far away. */
 FB_API const fb_sim_frame* fb_sim_frames(const fb_sim* s, int* n);
 FB_API const double* fb_sim_frame_q(const fb_sim* s, int frame);
 FB_API const double* fb_sim_frame_balls(const fb_sim* s, int frame);
-/* How far each hit's aim point on its body is from where the clip puts it (nball, m) at a
+/* How far each hit's aim point on its body is from where the clip puts it (fb_sim_nball, m) at a
  * recorded frame: what peak_err and recover_time are computed from. */
 FB_API const double* fb_sim_frame_hit_err(const fb_sim* s, int frame);
 /* Torques (nv, fb_tracker_torques) at a recorded frame. */

@@ -373,3 +373,84 @@ fb_status fb_hits_load(const char* path, fb_hit* out, int cap, int* n, fb_error*
     }
     return s;
 }
+
+fb_status fb_hit_check(const fb_hit* h, fb_error* err) {
+    fb_hit copy = *h;
+    char where[FB_NAME_MAX + 16];
+    snprintf(where, sizeof where, "hit on '%.*s'", FB_NAME_MAX - 1, h->target);
+    for (int k = 0; k < NRANGE; k++) {
+        if (!in_range(k, *number_field(&copy, k))) {
+            return fb_fail(err, FB_EINVAL, "%s: %s: expected %s", where, RANGES[k].key,
+                           RANGES[k].what);
+        }
+    }
+    if ((int)h->from < 0 || h->from > FB_FROM_VECTOR) {
+        return fb_fail(err, FB_EINVAL, "%s: from: expected a named direction or a vector", where);
+    }
+    fb_status s = set_target(&copy, h->target, where, err);
+    if (s == FB_OK && h->from == FB_FROM_VECTOR) {
+        s = set_from_vector(&copy, h->dir, where, err);
+        if (s == FB_OK && fabs(fb_v3_norm(h->dir) - 1.0) > 1e-9) {
+            s = fb_fail(err, FB_EINVAL, "%s: from: expected a unit vector", where);
+        }
+    }
+    if (s == FB_OK) {
+        s = set_offset(&copy, h->offset, where, err);
+    }
+    return s == FB_OK ? fb_ok(err) : s;
+}
+
+/* Numbers are written as the shortest text that reads back as the same double (cJSON's own
+ * printing keeps 15 digits when they read back within an ulp), so a saved take replays bit for
+ * bit. */
+static cJSON* json_num(double v) {
+    char buf[32];
+    return cJSON_CreateRaw(num(v, buf));
+}
+
+static bool add_num(cJSON* o, const char* key, double v) {
+    cJSON* e = json_num(v);
+    return e && cJSON_AddItemToObject(o, key, e);
+}
+
+static cJSON* json_v3(fb_v3 v) {
+    const double c[3] = {v.x, v.y, v.z};
+    cJSON* a = cJSON_CreateArray();
+    for (int k = 0; a && k < 3; k++) {
+        cJSON* e = json_num(c[k]);
+        if (!e || !cJSON_AddItemToArray(a, e)) {
+            cJSON_Delete(e);
+            cJSON_Delete(a);
+            return NULL;
+        }
+    }
+    return a;
+}
+
+fb_status fb_hits_save(const char* path, const fb_hit* hits, int n, fb_error* err) {
+    cJSON* root = cJSON_CreateObject();
+    cJSON* list = root ? cJSON_AddArrayToObject(root, "hits") : NULL;
+    bool ok = list != NULL;
+    for (int k = 0; ok && k < n; k++) {
+        const fb_hit* h = &hits[k];
+        cJSON* o = cJSON_CreateObject();
+        ok = o && cJSON_AddItemToArray(list, o);
+        ok = ok && add_num(o, "time", h->time) &&
+             cJSON_AddStringToObject(o, "target", h->target) && add_num(o, "speed", h->speed) &&
+             add_num(o, "mass", h->mass) && add_num(o, "radius", h->radius);
+        if (ok && h->from == FB_FROM_VECTOR) {
+            cJSON* d = json_v3(h->dir);
+            ok = d && cJSON_AddItemToObject(o, "from", d);
+        } else if (ok) {
+            ok = cJSON_AddStringToObject(o, "from", FROM_NAMES[h->from]) != NULL;
+        }
+        cJSON* off = ok ? json_v3(h->offset) : NULL;
+        ok = off && cJSON_AddItemToObject(o, "offset", off) &&
+             add_num(o, "restitution", h->restitution) && add_num(o, "distance", h->distance);
+    }
+    if (!ok) {
+        cJSON_Delete(root);
+        root = NULL;
+    }
+    return fb_json_write(path, root, err);
+}

@@ -27,12 +27,15 @@ struct fb_sim {
     const fb_clip* clip;
     const fb_character* ch;
     fb_sim_opts o;
-    fb_ref* ref;
+    const fb_ref* ref;
+    fb_ref* own_ref; /* the reference when fitted here (NULL when opts.ref lent one) */
     fb_world* w;
     fb_tracker* tr;
     double dt;      /* world step (s) */
     double clip_dt; /* recording interval (s) */
-    int nball;
+    int nball;      /* balls in use: the hits given, then those added by fb_sim_add_hit */
+    int nslot;      /* balls in the world: nball + the spare ones not yet used */
+    fb_v3 forward;  /* the clip's rest-pose forward, for the hits' directions */
     fb_model* ball_m[FB_SIM_MAX_BALLS];
     double ball_mass[FB_SIM_MAX_BALLS];
     bool launched[FB_SIM_MAX_BALLS];
@@ -46,9 +49,9 @@ struct fb_sim {
     fb_sim_frame* frames; /* (rec_cap) */
     double* rec_q;        /* (rec_cap x nq) */
     double* rec_tau;      /* (rec_cap x nv) */
-    double* rec_balls;    /* (rec_cap x nball x 3) */
+    double* rec_balls;    /* (rec_cap x nslot x 3) */
     double* rec_mpjpe;    /* (rec_cap) scratch of finish() */
-    double* rec_target;   /* (rec_cap x nball): how far each hit's aim point on its body is from
+    double* rec_target;   /* (rec_cap x nslot): how far each hit's aim point on its body is from
                              where the clip puts it */
     fb_v3 imp_ground;                /* N s since the last recorded frame: ground on the */
     fb_v3 imp_ball[FB_SIM_MAX_BALLS]; /* character, and each ball on the character */
@@ -62,7 +65,9 @@ fb_sim_opts fb_default_sim_opts(void) {
                          .fit = NULL,
                          .self_collision = false,
                          .ball_mu = 0.5,
-                         .recover_tol = 0.02};
+                         .recover_tol = 0.02,
+                         .spare_balls = 0,
+                         .ref = NULL};
 }
 
 static const char* const PART_NAMES[FB_NPART] = {"torso",     "head",     "left arm",
@@ -176,6 +181,16 @@ static fb_v3 rest_forward(const fb_clip* c) {
 
 /* ---- balls ----------------------------------------------------------------------------------- */
 
+/* The inertia of body b (1-3 the translation carriers, 4 the ball) of a ball model. */
+static fb_rbi ball_inertia(double mass, double r, int b) {
+    const double carrier = BALL_CARRIER_FRACTION * mass;
+    if (b < 4) {
+        return fb_rbi_from_mass_com(carrier, fb_v3_zero(), fb_m3_zero());
+    }
+    const double rho = (mass - 3.0 * carrier) / (4.0 / 3.0 * FB_PI * r * r * r);
+    return fb_rbi_sphere(rho, r, fb_v3_zero());
+}
+
 /* A ball of mass `mass` and radius r: three prismatic joints along the world axes, then a
  * spherical joint at the centre. Not a floating joint: a floating joint's linear velocity is in
  * body axes and semi-implicit Euler turns it with the body (docs/DYNAMICS.md), so a spinning ball's
@@ -187,8 +202,6 @@ static fb_model* ball_model(double mass, double r, int index, fb_error* err) {
     if (!m) {
         return NULL;
     }
-    const double carrier = BALL_CARRIER_FRACTION * mass;
-    const double rho = (mass - 3.0 * carrier) / (4.0 / 3.0 * FB_PI * r * r * r);
     const fb_v3 axes[3] = {{1.0, 0.0, 0.0}, {0.0, 1.0, 0.0}, {0.0, 0.0, 1.0}};
     static const char* const NAMES[4] = {"x", "y", "z", "ball"};
     fb_status s = FB_OK;
@@ -199,13 +212,12 @@ static fb_model* ball_model(double mass, double r, int index, fb_error* err) {
         fb_body_def def = fb_default_body_def();
         def.name = name;
         def.parent = body;
+        def.inertia = ball_inertia(mass, r, k + 1);
         if (k < 3) {
             def.joint = FB_JOINT_PRISMATIC;
             def.axis = axes[k];
-            def.inertia = fb_rbi_from_mass_com(carrier, fb_v3_zero(), fb_m3_zero());
         } else {
             def.joint = FB_JOINT_SPHERICAL;
-            def.inertia = fb_rbi_sphere(rho, r, fb_v3_zero());
         }
         s = fb_model_add_body(m, &def, &body, err);
     }
@@ -225,6 +237,16 @@ static fb_model* ball_model(double mass, double r, int index, fb_error* err) {
         return NULL;
     }
     return m;
+}
+
+/* Gives a ball model of ball_model() another mass (kg) and radius (m). Only the inertias and
+ * the sphere's radius change; nothing is derived from them when a model is finalised, so a
+ * world that steps the model takes the new values at its next step. */
+static void ball_model_size(fb_model* m, double mass, double r) {
+    for (int b = 1; b <= 4; b++) {
+        m->I[b] = ball_inertia(mass, r, b);
+    }
+    m->shape[0].radius = r;
 }
 
 /* Puts ball k at p with velocity v (world), not spinning. */
@@ -264,17 +286,19 @@ static fb_v3 aim_local(const fb_model* m, const fb_hit_result* r) {
 /* The launch of hit k: the aim point where the reference puts it at the hit time, the
  * direction in the heading frame there, and the ballistic path that reaches the aim point
  * then. */
-static fb_status plan_launch(fb_sim* s, int k, fb_v3 forward_rest, fb_error* err) {
+static fb_status plan_launch(fb_sim* s, int k, double t_now, fb_error* err) {
     const fb_model* m = s->ch->model;
     fb_hit_result* r = &s->hit[k];
     const fb_hit* h = &r->hit;
     const double flight = h->distance / h->speed;
     const double dur = fb_ref_duration(s->ref);
-    if (h->time - flight < 0.0 || h->time > dur) {
+    /* half a step of slack: a ball is launched at the step nearest its launch time */
+    if (h->time - flight < t_now - 0.5 * s->dt || h->time > dur) {
         return fb_fail(err, FB_EINVAL,
                        "hit %d (%s at %.3f s): expected a time between %.3f s (a ball at %g m/s "
                        "needs %.3f s to fly %g m) and the end of the clip at %.3f s",
-                       k + 1, h->target, h->time, flight, h->speed, flight, h->distance, dur);
+                       k + 1, h->target, h->time, t_now + flight, h->speed, flight, h->distance,
+                       dur);
     }
     int f = (int)lround(h->time / s->ref->dt);
     f = f < 0 ? 0 : (f >= s->ref->nframe ? s->ref->nframe - 1 : f);
@@ -283,7 +307,7 @@ static fb_status plan_launch(fb_sim* s, int k, fb_v3 forward_rest, fb_error* err
     const fb_v3 aim = fb_point_pos(m, s->refd, r->body, aim_local(m, r));
     /* heading: the rest pose's forward turned by the root (body 1, floating) */
     const fb_quat root = fb_quat_load(s->refd->q + m->q_adr[1] + 3);
-    fb_v3 fwd = fb_quat_rotate(root, forward_rest);
+    fb_v3 fwd = fb_quat_rotate(root, s->forward);
     fwd.y = 0.0;
     fwd = fb_v3_norm(fwd) > 1e-6 ? fb_v3_scale(fwd, 1.0 / fb_v3_norm(fwd))
                                  : fb_v3_make(0.0, 0.0, 1.0);
@@ -314,12 +338,12 @@ static fb_status plan_launch(fb_sim* s, int k, fb_v3 forward_rest, fb_error* err
 static void place_balls(fb_sim* s) {
     const double t = fb_tracker_time(s->tr);
     const fb_v3 g = gravity(s);
-    for (int k = 0; k < s->nball; k++) {
-        if (s->launched[k]) {
+    for (int k = 0; k < s->nslot; k++) {
+        if (k < s->nball && s->launched[k]) {
             continue;
         }
         const fb_hit_result* r = &s->hit[k];
-        if (t >= r->launch_time - 0.5 * s->dt) {
+        if (k < s->nball && t >= r->launch_time - 0.5 * s->dt) {
             const double tau = t - r->launch_time;
             const fb_v3 p = fb_v3_add(fb_v3_add(r->launch_pos, fb_v3_scale(r->launch_vel, tau)),
                                       fb_v3_scale(g, 0.5 * tau * tau));
@@ -357,11 +381,11 @@ static void record(fb_sim* s) {
     s->imp_time = 0.0;
     fr->ground_force = fb_v3_norm(s->imp_ground) / span;
     s->imp_ground = fb_v3_zero();
-    for (int k = 0; k < s->nball; k++) {
+    for (int k = 0; k < s->nslot; k++) { /* the spare balls too: parked */
         fr->ball_force += fb_v3_norm(s->imp_ball[k]) / span;
         s->imp_ball[k] = fb_v3_zero();
         const fb_v3 p = ball_pos(s, k);
-        double* bp = s->rec_balls + ((size_t)f * (size_t)s->nball + (size_t)k) * 3;
+        double* bp = s->rec_balls + ((size_t)f * (size_t)s->nslot + (size_t)k) * 3;
         bp[0] = p.x;
         bp[1] = p.y;
         bp[2] = p.z;
@@ -375,7 +399,7 @@ static void record(fb_sim* s) {
     for (int k = 0; k < s->nball; k++) {
         const fb_v3 p = aim_local(m, &s->hit[k]);
         const int b = s->hit[k].body;
-        s->rec_target[(size_t)f * (size_t)s->nball + (size_t)k] = fb_v3_norm(fb_v3_sub(
+        s->rec_target[(size_t)f * (size_t)s->nslot + (size_t)k] = fb_v3_norm(fb_v3_sub(
             fb_point_pos(m, d, b, p), fb_point_pos(m, s->refd, b, p)));
     }
     memcpy(s->rec_q + (size_t)f * (size_t)m->nq, d->q, (size_t)m->nq * sizeof(double));
@@ -426,13 +450,13 @@ static void finish(fb_sim* s) {
         r->peak_err = 0.0;
         r->peak_time = NAN;
         for (int f = 0; f < s->nrec; f++) {
-            const double e = s->rec_target[(size_t)f * (size_t)s->nball + (size_t)k];
+            const double e = s->rec_target[(size_t)f * (size_t)s->nslot + (size_t)k];
             if (in_window(s->frames[f].time, t_hit) && e > r->peak_err) {
                 r->peak_err = e;
                 r->peak_time = s->frames[f].time;
             }
         }
-        r->recover_time = recovery(s, t_hit, s->rec_target + k, (size_t)s->nball);
+        r->recover_time = recovery(s, t_hit, s->rec_target + k, (size_t)s->nslot);
         /* the whole body: the first frame from the struck body's return on with the MPJPE
          * within the tolerance */
         r->mpjpe_recover_time = NAN;
@@ -455,10 +479,10 @@ void fb_sim_destroy(fb_sim* s) {
     }
     fb_tracker_destroy(s->tr);
     fb_world_destroy(s->w);
-    for (int k = 0; k < s->nball; k++) {
+    for (int k = 0; k < s->nslot; k++) {
         fb_model_destroy(s->ball_m[k]);
     }
-    fb_ref_destroy(s->ref);
+    fb_ref_destroy(s->own_ref);
     fb_data_destroy(s->refd);
     free(s->part);
     free(s->body_err);
@@ -499,9 +523,19 @@ fb_sim* fb_sim_create(const fb_clip* clip, const fb_character* ch, const fb_gain
         fb_fail(err, FB_EINVAL, "simulation: clip, character and gains are required");
         return NULL;
     }
-    if (nhit < 0 || nhit > FB_SIM_MAX_BALLS) {
-        fb_fail(err, FB_EINVAL, "simulation: expected 0 to %d hits, found %d", FB_SIM_MAX_BALLS,
-                nhit);
+    const int spare = opts ? opts->spare_balls : 0;
+    if (nhit < 0 || spare < 0 || nhit + spare > FB_SIM_MAX_BALLS) {
+        fb_fail(err, FB_EINVAL,
+                "simulation: expected at most %d balls, hits and spare ones, found %d and %d",
+                FB_SIM_MAX_BALLS, nhit, spare);
+        return NULL;
+    }
+    if (opts && opts->ref &&
+        (opts->ref->nq != ch->model->nq || fabs(opts->ref->dt * g->rate - 1.0) > 1e-9)) {
+        fb_fail(err, FB_EINVAL,
+                "simulation: the reference given (%d coordinates at %.6g Hz) is not one of this "
+                "character at the gains' rate (%d at %.6g Hz)",
+                opts->ref->nq, 1.0 / opts->ref->dt, ch->model->nq, g->rate);
         return NULL;
     }
     const fb_model* m = ch->model;
@@ -514,10 +548,16 @@ fb_sim* fb_sim_create(const fb_clip* clip, const fb_character* ch, const fb_gain
     s->ch = ch;
     s->o = opts ? *opts : fb_default_sim_opts();
     s->nball = nhit;
+    s->nslot = nhit + spare;
     s->dt = 1.0 / g->rate;
     s->clip_dt = clip->frame_time;
     fb_status st = FB_OK;
-    s->ref = fb_ref_from_clip(clip, ch, g->rate, s->o.first, s->o.last, s->o.fit, err);
+    if (s->o.ref) {
+        s->ref = s->o.ref;
+    } else {
+        s->own_ref = fb_ref_from_clip(clip, ch, g->rate, s->o.first, s->o.last, s->o.fit, err);
+        s->ref = s->own_ref;
+    }
     s->refd = fb_data_create(m, NULL, err);
     s->part = calloc((size_t)m->nbody, sizeof(fb_part));
     s->body_err = calloc((size_t)m->nbody, sizeof(double));
@@ -533,35 +573,42 @@ fb_sim* fb_sim_create(const fb_clip* clip, const fb_character* ch, const fb_gain
     for (int b = 1; b < m->nbody; b++) {
         s->part_count[s->part[b]] += ch->joint_of_body[b] >= 0;
     }
-    for (int k = 0; k < nhit && st == FB_OK; k++) {
-        s->hit[k].hit = hits[k];
-        st = find_target(clip, ch, hits[k].target, k, &s->hit[k].body, err);
+    s->forward = rest_forward(clip);
+    const fb_hit spare_hit = fb_default_hit();
+    for (int k = 0; k < s->nslot && st == FB_OK; k++) {
+        const fb_hit* h = k < nhit ? &hits[k] : &spare_hit;
+        s->hit[k].hit = *h;
+        if (k < nhit) {
+            st = fb_hit_check(h, err);
+        }
+        if (k < nhit && st == FB_OK) {
+            st = find_target(clip, ch, h->target, k, &s->hit[k].body, err);
+        }
         if (st == FB_OK) {
-            s->ball_m[k] = ball_model(hits[k].mass, hits[k].radius, k, err);
+            s->ball_m[k] = ball_model(h->mass, h->radius, k, err);
             st = s->ball_m[k] ? FB_OK : FB_EINVAL;
         }
         if (st == FB_OK) {
             s->ball_mass[k] = fb_model_mass(s->ball_m[k]);
         }
     }
-    const fb_v3 forward = rest_forward(clip);
     for (int k = 0; k < nhit && st == FB_OK; k++) {
-        st = plan_launch(s, k, forward, err);
+        st = plan_launch(s, k, 0.0, err);
     }
     /* the world: the character, then the balls */
     if (st == FB_OK) {
         const fb_model* ms[FB_CSYS_MAX_ART];
         ms[0] = m;
-        for (int k = 0; k < nhit; k++) {
+        for (int k = 0; k < s->nslot; k++) {
             ms[1 + k] = s->ball_m[k];
         }
         fb_world_opts wo = fb_default_world_opts();
         wo.dt = s->dt;
-        s->w = fb_world_create(1 + nhit, ms, &wo, NULL, err);
+        s->w = fb_world_create(1 + s->nslot, ms, &wo, NULL, err);
         st = s->w ? FB_OK : FB_EINVAL;
     }
-    for (int k = 0; k < nhit && st == FB_OK; k++) {
-        st = fb_world_set_material(s->w, 1 + k, s->o.ball_mu, hits[k].restitution, err);
+    for (int k = 0; k < s->nslot && st == FB_OK; k++) {
+        st = fb_world_set_material(s->w, 1 + k, s->o.ball_mu, s->hit[k].hit.restitution, err);
     }
     if (st == FB_OK) {
         s->tr = fb_tracker_create(s->w, 0, s->ref, g, ch->joint_of_body, err);
@@ -580,8 +627,8 @@ fb_sim* fb_sim_create(const fb_clip* clip, const fb_character* ch, const fb_gain
         s->frames = calloc(n, sizeof(fb_sim_frame));
         s->rec_q = calloc(n * (size_t)m->nq, sizeof(double));
         s->rec_tau = calloc(n * (size_t)m->nv, sizeof(double));
-        s->rec_balls = calloc(n * (size_t)nhit * 3 + 1, sizeof(double));
-        s->rec_target = calloc(n * (size_t)nhit + 1, sizeof(double));
+        s->rec_balls = calloc(n * (size_t)s->nslot * 3 + 1, sizeof(double));
+        s->rec_target = calloc(n * (size_t)s->nslot + 1, sizeof(double));
         s->rec_mpjpe = calloc(n, sizeof(double));
         if (!s->frames || !s->rec_q || !s->rec_tau || !s->rec_balls || !s->rec_target ||
             !s->rec_mpjpe) {
@@ -596,6 +643,38 @@ fb_sim* fb_sim_create(const fb_clip* clip, const fb_character* ch, const fb_gain
     record(s);
     fb_ok(err);
     return s;
+}
+
+fb_status fb_sim_add_hit(fb_sim* s, const fb_hit* hit, fb_error* err) {
+    const int k = s->nball;
+    if (k >= s->nslot) {
+        return fb_fail(err, FB_ESTATE, "hit %d: no spare ball left (%d in this simulation)",
+                       k + 1, s->nslot);
+    }
+    if (fb_sim_done(s)) {
+        return fb_fail(err, FB_ESTATE, "hit %d: the simulation is over", k + 1);
+    }
+    fb_hit_result* r = &s->hit[k];
+    const fb_hit_result before = *r;
+    *r = (fb_hit_result){.hit = *hit};
+    fb_status st = fb_hit_check(hit, err);
+    if (st == FB_OK) {
+        st = find_target(s->clip, s->ch, hit->target, k, &r->body, err);
+    }
+    if (st == FB_OK) {
+        st = fb_world_set_material(s->w, 1 + k, s->o.ball_mu, hit->restitution, err);
+    }
+    if (st == FB_OK) {
+        st = plan_launch(s, k, fb_sim_time(s), err);
+    }
+    if (st != FB_OK) {
+        *r = before;
+        return st;
+    }
+    ball_model_size(s->ball_m[k], hit->mass, hit->radius);
+    s->ball_mass[k] = fb_model_mass(s->ball_m[k]);
+    s->nball++;
+    return fb_ok(err);
 }
 
 fb_status fb_sim_step(fb_sim* s, fb_error* err) {
@@ -700,11 +779,11 @@ const double* fb_sim_frame_q(const fb_sim* s, int frame) {
 }
 
 const double* fb_sim_frame_balls(const fb_sim* s, int frame) {
-    return s->rec_balls + (size_t)clamp_frame(s, frame) * (size_t)s->nball * 3;
+    return s->rec_balls + (size_t)clamp_frame(s, frame) * (size_t)s->nslot * 3;
 }
 
 const double* fb_sim_frame_hit_err(const fb_sim* s, int frame) {
-    return s->rec_target + (size_t)clamp_frame(s, frame) * (size_t)s->nball;
+    return s->rec_target + (size_t)clamp_frame(s, frame) * (size_t)s->nslot;
 }
 
 const double* fb_sim_frame_tau(const fb_sim* s, int frame) {

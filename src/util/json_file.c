@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/atomic_file.h"
 #include "util/error.h"
 
 fb_status fb_json_read(const char* path, const char* what, size_t max_bytes, cJSON** root,
@@ -42,4 +43,21 @@ fb_status fb_json_read(const char* path, const char* what, size_t max_bytes, cJS
     }
     free(text);
     return s;
+}
+
+fb_status fb_json_write(const char* path, cJSON* root, fb_error* err) {
+    char* text = root ? cJSON_Print(root) : NULL;
+    cJSON_Delete(root);
+    if (!text) {
+        return fb_fail(err, FB_ENOMEM, "%s: out of memory", path);
+    }
+    fb_atomic_file a;
+    fb_status s = fb_atomic_open(&a, path, err);
+    if (s == FB_OK) {
+        fputs(text, a.f);
+        fputc('\n', a.f);
+        s = fb_atomic_commit(&a, err);
+    }
+    cJSON_free(text);
+    return s == FB_OK ? fb_ok(err) : s;
 }

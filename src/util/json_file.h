@@ -13,4 +13,8 @@
 fb_status fb_json_read(const char* path, const char* what, size_t max_bytes, cJSON** root,
                        fb_error* err);
 
+/* Writes root as indented JSON and a newline to `path`, whole or not at all, and deletes root
+ * (NULL root: out of memory while building it). FB_ENOMEM or FB_EIO naming the file. */
+fb_status fb_json_write(const char* path, cJSON* root, fb_error* err);
+
 #endif /* FB_UTIL_JSON_FILE_H */

@@ -1,6 +1,7 @@
 /* Test helpers (see support.h). */
 #include "support.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -182,4 +183,20 @@ void ck_load_character(const char* clip_path, const char* rules_path, fb_clip** 
     *ch = fb_character_build(*clip, &bo, &err);
     free(rules);
     ck_assert_msg(*ch != NULL, "%s", err.msg);
+}
+
+long ck_same_file(const char* a, const char* b) {
+    FILE* fa = fopen(a, "rb");
+    FILE* fb = fopen(b, "rb");
+    ck_assert_msg(fa && fb, "cannot open %s or %s", a, b);
+    long bytes = 0;
+    for (int ca = fgetc(fa), cb = fgetc(fb);; ca = fgetc(fa), cb = fgetc(fb), bytes++) {
+        ck_assert_msg(ca == cb, "%s and %s differ at byte %ld", a, b, bytes);
+        if (ca == EOF) {
+            break;
+        }
+    }
+    fclose(fa);
+    fclose(fb);
+    return bytes;
 }

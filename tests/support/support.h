@@ -25,6 +25,10 @@ double ck_rel_diff(const double* a, const double* b, int n, double floor);
 /* Runs a suite with CK_NORMAL output and returns the process exit code. */
 int ck_run_suite(Suite* s);
 
+/* Fails the test unless the files at a and b hold the same bytes (what differs names the
+ * byte); returns their length. */
+long ck_same_file(const char* a, const char* b);
+
 /* Builders that fail the current test with the library's message instead of returning NULL. */
 fb_model* ck_model(fb_model* m, const fb_error* err);
 fb_data* ck_data(const fb_model* m);

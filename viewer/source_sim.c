@@ -1,0 +1,596 @@
+/* featherbone-view: the simulation source. The simulation `featherbone simulate` runs
+ * (fb_sim, docs/SIMULATE.md): the clip's character tracking the clip with its gains (the file
+ * given, else those of `gains init`), hit by the balls of --hit and by the balls thrown from
+ * the window. The source steps it to the time asked for; going back restarts it and replays
+ * (a few tenths of a second: it steps tens of times faster than real time). Thrown balls are
+ * kept as hits, so a replay, an export and `featherbone simulate --hits` of the exported take
+ * give the same motion. The gains file is watched: a change that reads restarts the
+ * simulation with it and replays to where it was; one that does not leaves the previous gains
+ * in force and says why on the HUD. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime, struct stat's st_mtim */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "sim_report.h"
+#include "source_impl.h"
+
+/* Balls kept aside for throws; beyond them a throw restarts the simulation with one more
+ * ball (and replays to now). Each parked ball costs its share of a step. */
+#define SPARE_BALLS 4
+/* How far from the struck point a thrown ball starts (m): from the eye, within these. */
+#define THROW_DIST_MIN 0.5
+#define THROW_DIST_MAX 6.0
+/* Balls farther than this from the origin are parked ones (m): not drawn. */
+#define PARKED_BEYOND 500.0
+/* Smoothing of the stepping speed shown (s of wall clock). */
+#define STEP_RTF_TAU 0.5
+/* The gains file's fit when there is none: `gains init`'s rate. */
+#define DEFAULT_RATE 240.0
+/* A hit's peak is looked for within this long after it (s), as fb_sim does. */
+#define HIT_WINDOW 1.0
+#define RECOVER_TOL 0.02
+
+typedef struct sim_source {
+    const char* clip_path;
+    const char* gains_path; /* NULL: the defaults of gains init */
+    fb_rules rules;
+    fb_clip* clip;
+    fb_character* ch;
+    fb_gains g;     /* in force */
+    fb_ref* ref;    /* the clip's reference at g.rate, shared by every simulation */
+    struct stat gains_st; /* the gains file when last read */
+    bool gains_st_ok;
+    char gains_line[SOURCE_LINE_MAX];
+
+    fb_sim* sim;
+    fb_hit hit[FB_SIM_MAX_BALLS]; /* the take: the planned hits, then the thrown ones */
+    int nhit, nplanned;
+    bool failed;                  /* the simulation blew up; it stays where it stopped */
+    char fail_msg[FB_ERROR_MSG_MAX];
+
+    fb_data* ghost; /* the reference pose */
+    double* tmp;    /* (nv) scratch of fb_ref_at */
+    double* force;  /* (max_contacts) normal force of each contact */
+    int force_cap;
+    source_ball ball[FB_SIM_MAX_BALLS];
+    const fb_model* art_model[FB_CSYS_MAX_ART];
+    const fb_data* art_data[FB_CSYS_MAX_ART];
+    double step_rtf;
+    source_view view;
+    source_info info;
+} sim_source;
+
+/* err = (code, msg); returns code. */
+static fb_status set_err(fb_error* err, fb_status code, const char* msg) {
+    if (err) {
+        err->code = code;
+        snprintf(err->msg, sizeof err->msg, "%s", msg);
+    }
+    return code;
+}
+
+static double wall_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static double step_dt(const sim_source* s) {
+    return 1.0 / s->g.rate;
+}
+
+/* (Re)starts the simulation of the take from time 0 with the gains in force. */
+static fb_status start(sim_source* s, fb_error* err) {
+    fb_sim_destroy(s->sim);
+    s->sim = NULL;
+    fb_sim_opts so = fb_default_sim_opts();
+    so.ref = s->ref;
+    so.spare_balls = FB_SIM_MAX_BALLS - s->nhit < SPARE_BALLS ? FB_SIM_MAX_BALLS - s->nhit
+                                                              : SPARE_BALLS;
+    s->sim = fb_sim_create(s->clip, s->ch, &s->g, s->hit, s->nhit, &so, err);
+    s->failed = false;
+    s->fail_msg[0] = '\0';
+    if (!s->sim) {
+        return err->code;
+    }
+    fb_world* w = fb_sim_world(s->sim);
+    s->view.nart = fb_world_nart(w);
+    for (int k = 0; k < s->view.nart; k++) {
+        s->art_model[k] = fb_world_model(w, k);
+        s->art_data[k] = fb_world_data(w, k);
+    }
+    return FB_OK;
+}
+
+/* Steps to time t (within half a step); false when the simulation blew up on the way. */
+static bool step_to(sim_source* s, double t) {
+    if (s->failed) {
+        return false;
+    }
+    const double wall0 = wall_now(), t0 = fb_sim_time(s->sim), half = 0.5 * step_dt(s);
+    fb_error err;
+    while (!fb_sim_done(s->sim) && fb_sim_time(s->sim) < t - half) {
+        if (fb_sim_step(s->sim, &err) != FB_OK) {
+            s->failed = true;
+            snprintf(s->fail_msg, sizeof s->fail_msg, "%s", err.msg);
+            fprintf(stderr, "featherbone-view: simulation stopped: %s\n", err.msg);
+            return false;
+        }
+    }
+    const double wall = wall_now() - wall0, simulated = fb_sim_time(s->sim) - t0;
+    if (simulated > 0.0 && wall > 0.0) {
+        const double now = simulated / wall, k = 1.0 - exp(-wall / STEP_RTF_TAU);
+        s->step_rtf = s->step_rtf > 0.0 ? s->step_rtf + (now - s->step_rtf) * k : now;
+    }
+    return true;
+}
+
+/* The last hit, as the HUD says it: on its way, missed, or how far it moved its body and
+ * whether the body is back (from the recorded frames, as fb_sim's results will say). */
+static void hit_line(const sim_source* s, char* out, size_t cap) {
+    const int nb = fb_sim_nball(s->sim);
+    if (nb == 0) {
+        snprintf(out, cap, "no hits yet: click the character to throw a ball");
+        return;
+    }
+    const int k = nb - 1;
+    const fb_hit_result* r = &fb_sim_hits(s->sim)[k];
+    const double now = fb_sim_time(s->sim);
+    if (!r->touched) {
+        if (now < r->hit.time + 0.1) {
+            snprintf(out, cap, "ball %d on its way to %.24s (due at %.2f s)", k + 1, r->hit.target,
+                     r->hit.time);
+        } else {
+            snprintf(out, cap, "ball %d missed %.24s", k + 1, r->hit.target);
+        }
+        return;
+    }
+    int nf = 0;
+    const fb_sim_frame* fr = fb_sim_frames(s->sim, &nf);
+    double peak = 0.0, back = NAN;
+    for (int f = 0; f < nf; f++) {
+        const double t = fr[f].time, e = fb_sim_frame_hit_err(s->sim, f)[k];
+        if (t < r->contact_time || t > r->contact_time + HIT_WINDOW) {
+            continue;
+        }
+        if (e > peak) {
+            peak = e;
+            back = NAN;
+        } else if (peak > RECOVER_TOL && isnan(back) && e <= RECOVER_TOL) {
+            back = t - r->contact_time;
+        }
+    }
+    char tail[64] = "";
+    if (peak > RECOVER_TOL) {
+        if (isnan(back)) {
+            snprintf(tail, sizeof tail, ", not back yet");
+        } else {
+            snprintf(tail, sizeof tail, ", back within 2 cm in %.2f s", back);
+        }
+    }
+    snprintf(out, cap, "hit %d: %.24s at %.2f s, %.1f cm off the clip%s", k + 1, r->hit.target,
+             r->contact_time, 100.0 * peak, tail);
+}
+
+static void update_view(sim_source* s) {
+    const fb_model* m = s->ch->model;
+    fb_world* w = fb_sim_world(s->sim);
+    fb_data* d = fb_world_data(w, 0);
+    const double t = fb_sim_time(s->sim);
+    fb_kinematics_pos(m, d);
+    fb_ref_at(m, s->ref, t, s->ghost->q, NULL, NULL, NULL, s->tmp);
+    fb_kinematics_pos(m, s->ghost);
+    s->view.time = t;
+    const int f = (int)lround(t / s->info.frame_time);
+    s->view.frame = f < s->info.nframe ? f : s->info.nframe - 1;
+    s->view.data = d;
+
+    static const float COLOURS[4][4] = {
+        {0.95f, 0.85f, 0.25f, 1.0f}, {0.35f, 0.85f, 0.45f, 1.0f}, {0.9f, 0.45f, 0.85f, 1.0f},
+        {0.95f, 0.6f, 0.2f, 1.0f}};
+    int nb = 0;
+    for (int k = 0; k < fb_sim_nball(s->sim); k++) {
+        const double* q = fb_world_data(w, 1 + k)->q;
+        if (fabs(q[0]) < PARKED_BEYOND && fabs(q[1]) < PARKED_BEYOND) {
+            source_ball* b = &s->ball[nb++];
+            b->centre = (fb_v3){q[0], q[1], q[2]};
+            b->radius = fb_sim_hits(s->sim)[k].hit.radius;
+            memcpy(b->rgba, COLOURS[k % 4], sizeof b->rgba);
+        }
+    }
+    s->view.nball = nb;
+    int nc = 0;
+    s->view.contact = fb_world_contacts(w, &nc);
+    nc = nc < s->force_cap ? nc : s->force_cap;
+    for (int k = 0; k < nc; k++) {
+        s->force[k] = fb_world_contact_force(w, k);
+    }
+    s->view.ncontact = nc;
+
+    int nf = 0;
+    const fb_sim_frame* fr = fb_sim_frames(s->sim, &nf);
+    const double mpjpe = nf > 0 ? fr[nf - 1].metrics.mpjpe : 0.0;
+    snprintf(s->view.line[0], SOURCE_LINE_MAX, "simulation %g Hz, %s, %s root: MPJPE %.2f cm",
+             s->g.rate, fb_controller_name(s->g.controller), fb_root_mode_name(s->g.root.mode),
+             100.0 * mpjpe);
+    hit_line(s, s->view.line[1], SOURCE_LINE_MAX);
+    snprintf(s->view.line[2], SOURCE_LINE_MAX, "%s", s->gains_line);
+    if (s->failed) {
+        snprintf(s->view.line[3], SOURCE_LINE_MAX, "stopped: %.80s", s->fail_msg);
+    } else {
+        snprintf(s->view.line[3], SOURCE_LINE_MAX,
+                 "stepping %.0fx real time; balls %d (%d thrown); E exports the take",
+                 s->step_rtf, s->nhit, s->nhit - s->nplanned);
+    }
+}
+
+static fb_status sim_advance_to(void* impl, double t, fb_error* err) {
+    sim_source* s = impl;
+    t = fmin(fmax(t, 0.0), s->info.duration);
+    if (fb_sim_time(s->sim) > t + 0.5 * step_dt(s)) {
+        const fb_status st = start(s, err); /* back in time: replay from the start */
+        if (st != FB_OK) {
+            return st;
+        }
+    }
+    const bool ok = step_to(s, t);
+    update_view(s);
+    if (!ok) {
+        return set_err(err, FB_ENUMERIC, s->fail_msg);
+    }
+    return set_err(err, FB_OK, "");
+}
+
+static const source_view* sim_view(const void* impl) {
+    return &((const sim_source*)impl)->view;
+}
+
+static const source_info* sim_info(const void* impl) {
+    return &((const sim_source*)impl)->info;
+}
+
+static double sim_step_rtf(const void* impl) {
+    return ((const sim_source*)impl)->step_rtf;
+}
+
+/* Restarts the take and replays to the time it was at; false with the reason in msg. */
+static bool replay(sim_source* s, char* msg, size_t cap) {
+    const double t = fb_sim_time(s->sim);
+    fb_error err;
+    if (start(s, &err) != FB_OK) {
+        snprintf(msg, cap, "%s", err.msg);
+        return false;
+    }
+    step_to(s, t);
+    update_view(s);
+    return true;
+}
+
+/* The clip joint that names body b (its own, or the nearest ancestor's). */
+static const char* body_joint_name(const sim_source* s, int b) {
+    const fb_model* m = s->ch->model;
+    while (b > 0 && s->ch->joint_of_body[b] < 0) {
+        b = m->parent[b];
+    }
+    return b > 0 ? s->clip->joint[s->ch->joint_of_body[b]].name : NULL;
+}
+
+static bool sim_throw(void* impl, const source_throw_spec* t, char* msg, size_t cap) {
+    sim_source* s = impl;
+    if (s->failed) {
+        snprintf(msg, cap, "the simulation stopped: R restarts it");
+        return false;
+    }
+    const char* name = body_joint_name(s, t->body);
+    if (!name) {
+        snprintf(msg, cap, "that body has no clip joint to aim at");
+        return false;
+    }
+    const fb_model* m = s->ch->model;
+    const fb_data* d = fb_world_data(fb_sim_world(s->sim), 0);
+    /* the struck point in the body's coordinates, from its centre of mass */
+    const fb_v3 o = fb_point_pos(m, d, t->body, (fb_v3){0.0, 0.0, 0.0});
+    const fb_m3 R = fb_body_rot(m, d, t->body);
+    const double p[3] = {t->point.x - o.x, t->point.y - o.y, t->point.z - o.z};
+    double local[3];
+    for (int i = 0; i < 3; i++) {
+        local[i] = R.m[0][i] * p[0] + R.m[1][i] * p[1] + R.m[2][i] * p[2];
+    }
+    const double mb = m->I[t->body].m;
+    fb_hit h = fb_default_hit();
+    snprintf(h.target, sizeof h.target, "%s", name);
+    h.offset = (fb_v3){local[0] - m->I[t->body].h.x / mb, local[1] - m->I[t->body].h.y / mb,
+                       local[2] - m->I[t->body].h.z / mb};
+    const fb_v3 to_eye = {t->eye.x - t->point.x, t->eye.y - t->point.y, t->eye.z - t->point.z};
+    const double dist = sqrt(to_eye.x * to_eye.x + to_eye.y * to_eye.y + to_eye.z * to_eye.z);
+    if (!(dist > 1e-6)) {
+        snprintf(msg, cap, "the eye is on the character: zoom out to throw");
+        return false;
+    }
+    h.from = FB_FROM_VECTOR;
+    h.dir = (fb_v3){to_eye.x / dist, to_eye.y / dist, to_eye.z / dist};
+    h.distance = fmin(fmax(dist, THROW_DIST_MIN), THROW_DIST_MAX);
+    h.speed = t->speed;
+    h.mass = t->mass;
+    h.radius = t->radius;
+    /* launched now: the time is when it reaches the point (as the clip moves it meanwhile) */
+    h.time = fb_sim_time(s->sim) + h.distance / h.speed;
+    if (h.time > s->info.duration) {
+        snprintf(msg, cap, "too late to throw: the ball would arrive at %.2f s, after the clip",
+                 h.time);
+        return false;
+    }
+    if (s->nhit >= FB_SIM_MAX_BALLS) {
+        snprintf(msg, cap, "%d balls in the take, the most a simulation holds: Backspace clears "
+                 "the thrown ones", FB_SIM_MAX_BALLS);
+        return false;
+    }
+    fb_error err;
+    fb_status st = fb_sim_add_hit(s->sim, &h, &err);
+    s->hit[s->nhit++] = h;
+    if (st == FB_ESTATE) { /* no spare ball left: one more, from the start */
+        st = replay(s, msg, cap) ? FB_OK : FB_EINVAL;
+        snprintf(err.msg, sizeof err.msg, "%s", msg);
+    }
+    if (st != FB_OK) {
+        s->nhit--;
+        snprintf(msg, cap, "%s", err.msg);
+        return false;
+    }
+    update_view(s);
+    snprintf(msg, cap, "threw %.2g kg at %.3g m/s at %s, due at %.2f s", h.mass, h.speed, name,
+             h.time);
+    return true;
+}
+
+static void sim_clear_throws(void* impl, char* msg, size_t cap) {
+    sim_source* s = impl;
+    const int n = s->nhit - s->nplanned;
+    s->nhit = s->nplanned;
+    fb_error err;
+    if (start(s, &err) != FB_OK) {
+        snprintf(msg, cap, "%s", err.msg);
+        return;
+    }
+    update_view(s);
+    snprintf(msg, cap, "cleared %d thrown ball%s; back to the start", n, n == 1 ? "" : "s");
+}
+
+/* ---- gains -------------------------------------------------------------------------------- */
+
+/* The reference at the gains' rate: the one there is when the rate is the same. */
+static fb_ref* ref_at_rate(sim_source* s, double rate, fb_error* err) {
+    if (s->ref && fabs(s->ref->dt * rate - 1.0) < 1e-12) {
+        fb_ref* r = s->ref;
+        s->ref = NULL;
+        return r;
+    }
+    return fb_ref_from_clip(s->clip, s->ch, rate, 0, 0, NULL, err);
+}
+
+static bool same_file_state(const struct stat* a, const struct stat* b) {
+    return a->st_ino == b->st_ino && a->st_size == b->st_size &&
+           a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
+
+static void clock_text(char* out, size_t cap) {
+    const time_t now = time(NULL);
+    struct tm tm;
+    localtime_r(&now, &tm);
+    strftime(out, cap, "%H:%M:%S", &tm);
+}
+
+static bool sim_poll(void* impl) {
+    sim_source* s = impl;
+    if (!s->gains_path) {
+        return false;
+    }
+    struct stat st;
+    const bool ok = stat(s->gains_path, &st) == 0;
+    if (ok && s->gains_st_ok && same_file_state(&st, &s->gains_st)) {
+        return false;
+    }
+    if (!ok && !s->gains_st_ok) {
+        return false; /* still missing: said already */
+    }
+    s->gains_st_ok = ok;
+    if (ok) {
+        s->gains_st = st;
+    }
+    char when[16];
+    clock_text(when, sizeof when);
+    fb_error err;
+    fb_gains g;
+    if (!ok || fb_gains_load(s->gains_path, &g, &err) != FB_OK) {
+        const char* why = ok ? err.msg : "cannot read it";
+        const size_t len = strlen(s->gains_path);
+        if (strncmp(why, s->gains_path, len) == 0 && why[len] == ':') {
+            why += len + 1 + (why[len + 1] == ' '); /* the path is on the line already */
+        }
+        fprintf(stderr, "featherbone-view: %s: %s; the previous gains stay in force\n",
+                s->gains_path, why);
+        snprintf(s->gains_line, sizeof s->gains_line, "gains NOT reloaded (%.8s): %.90s", when,
+                 why);
+        update_view(s);
+        return true;
+    }
+    /* a new simulation with them, replayed to now; the old one stays if that fails */
+    const fb_gains old_g = s->g;
+    fb_ref* old_ref = s->ref;
+    fb_ref* ref = fabs(old_ref->dt * g.rate - 1.0) < 1e-12
+                      ? old_ref
+                      : fb_ref_from_clip(s->clip, s->ch, g.rate, 0, 0, NULL, &err);
+    const double t = fb_sim_time(s->sim);
+    fb_sim* old_sim = s->sim;
+    s->sim = NULL;
+    s->g = g;
+    s->ref = ref;
+    if (!ref || start(s, &err) != FB_OK) { /* start() leaves s->sim NULL on failure */
+        if (ref != old_ref) {
+            fb_ref_destroy(ref);
+        }
+        s->sim = old_sim;
+        s->g = old_g;
+        s->ref = old_ref;
+        snprintf(s->gains_line, sizeof s->gains_line, "gains NOT reloaded (%.8s): %.90s", when,
+                 err.msg);
+        update_view(s);
+        return true;
+    }
+    fb_sim_destroy(old_sim);
+    if (ref != old_ref) {
+        fb_ref_destroy(old_ref);
+    }
+    step_to(s, t);
+    snprintf(s->gains_line, sizeof s->gains_line, "gains reloaded %s from %s", when,
+             s->gains_path);
+    printf("featherbone-view: gains reloaded from %s\n", s->gains_path);
+    update_view(s);
+    return true;
+}
+
+/* ---- export ------------------------------------------------------------------------------- */
+
+static bool sim_export(void* impl, const char* prefix, char* msg, size_t cap) {
+    sim_source* s = impl;
+    fb_error err;
+    fb_sim_opts so = fb_default_sim_opts();
+    so.ref = s->ref;
+    fb_sim* take = fb_sim_create(s->clip, s->ch, &s->g, s->hit, s->nhit, &so, &err);
+    fb_status st = take ? fb_sim_run(take, NULL, NULL, &err) : err.code;
+    fb_motion* mo = st == FB_OK ? fb_sim_motion(take, &err) : NULL;
+    char path[3][1100];
+    snprintf(path[0], sizeof path[0], "%s.bvh", prefix);
+    snprintf(path[1], sizeof path[1], "%s.balls.json", prefix);
+    snprintf(path[2], sizeof path[2], "%s.hits.json", prefix);
+    st = mo ? fb_motion_write_bvh(s->clip, s->ch, mo, 1.0, path[0], &err) : err.code;
+    if (st == FB_OK) {
+        st = sim_balls_json(take, path[1], &err);
+    }
+    if (st == FB_OK) {
+        st = fb_hits_save(path[2], s->hit, s->nhit, &err);
+    }
+    fb_motion_destroy(mo);
+    fb_sim_destroy(take);
+    if (st != FB_OK) {
+        snprintf(msg, cap, "export failed: %s", err.msg);
+        fprintf(stderr, "featherbone-view: export failed: %s\n", err.msg);
+        return false;
+    }
+    printf("featherbone-view: wrote %s, %s, %s (%d hits); the same take from the command line:\n"
+           "  featherbone simulate %s --hits %s%s%s -o OUT.bvh\n",
+           path[0], path[1], path[2], s->nhit, s->clip_path, path[2],
+           s->gains_path ? " --gains " : "", s->gains_path ? s->gains_path : "");
+    fflush(stdout);
+    snprintf(msg, cap, "exported %s (+ .balls.json, .hits.json)", path[0]);
+    return true;
+}
+
+/* ---- open / close ------------------------------------------------------------------------- */
+
+static void sim_close(void* impl) {
+    sim_source* s = impl;
+    if (!s) {
+        return;
+    }
+    fb_sim_destroy(s->sim);
+    fb_ref_destroy(s->ref);
+    free(s->force);
+    free(s->tmp);
+    fb_data_destroy(s->ghost);
+    fb_character_destroy(s->ch);
+    fb_clip_destroy(s->clip);
+    free(s);
+}
+
+/* The gains in force at the start: the file's, or those of gains init (fitted at 240 Hz). */
+static fb_status first_gains(sim_source* s, fb_error* err) {
+    if (s->gains_path) {
+        s->gains_st_ok = stat(s->gains_path, &s->gains_st) == 0;
+        const fb_status st = fb_gains_load(s->gains_path, &s->g, err);
+        if (st == FB_OK) {
+            char when[16];
+            clock_text(when, sizeof when);
+            snprintf(s->gains_line, sizeof s->gains_line, "gains read %s from %s (watched)",
+                     when, s->gains_path);
+        }
+        return st;
+    }
+    s->ref = fb_ref_from_clip(s->clip, s->ch, DEFAULT_RATE, 0, 0, NULL, err);
+    if (!s->ref) {
+        return err->code;
+    }
+    snprintf(s->gains_line, sizeof s->gains_line, "gains: the defaults of gains init (--gains "
+             "FILE to edit them live)");
+    return fb_gains_init(s->ch->model, s->ref, &s->g, err);
+}
+
+static const source_ops SIM_OPS = {sim_close, sim_advance_to, sim_view,   sim_info,
+                                   sim_throw, sim_clear_throws, sim_poll, sim_export,
+                                   sim_step_rtf};
+
+void* source_sim_open(const source_opts* o, const source_ops** ops, fb_error* err) {
+    sim_source* s = calloc(1, sizeof *s);
+    if (!s) {
+        set_err(err, FB_ENOMEM, "out of memory");
+        return NULL;
+    }
+    *ops = &SIM_OPS;
+    s->clip_path = o->clip;
+    s->gains_path = o->gains;
+    if (o->nhit > FB_SIM_MAX_BALLS) {
+        set_err(err, FB_EINVAL, "--hit: too many balls");
+        free(s);
+        return NULL;
+    }
+    if (o->nhit > 0) {
+        memcpy(s->hit, o->hit, (size_t)o->nhit * sizeof(fb_hit));
+    }
+    s->nhit = s->nplanned = o->nhit;
+    fb_status st = source_load(o, &s->rules, &s->clip, &s->ch, err);
+    if (st == FB_OK) {
+        st = first_gains(s, err);
+    }
+    if (st == FB_OK) {
+        s->ref = ref_at_rate(s, s->g.rate, err);
+        st = s->ref ? FB_OK : err->code;
+    }
+    const fb_model* m = st == FB_OK ? s->ch->model : NULL;
+    if (m) {
+        s->ghost = fb_data_create(m, NULL, err);
+        s->tmp = calloc((size_t)m->nv + 1, sizeof(double));
+        s->force_cap = fb_default_world_opts().max_contacts;
+        s->force = calloc((size_t)s->force_cap, sizeof(double));
+        st = !s->ghost                ? err->code
+             : (!s->tmp || !s->force) ? set_err(err, FB_ENOMEM, "out of memory")
+                                      : FB_OK;
+    }
+    if (st == FB_OK) {
+        st = start(s, err);
+    }
+    if (st != FB_OK) {
+        sim_close(s);
+        return NULL;
+    }
+    s->info.nframe = (int)floor(fb_sim_duration(s->sim) / s->clip->frame_time + 1e-6) + 1;
+    s->info.frame_time = s->clip->frame_time;
+    s->info.duration = fb_sim_duration(s->sim);
+    source_name(o->clip, s->info.name, sizeof s->info.name);
+    source_bounds(m, s->ref->q, s->ref->nframe, s->ghost, &s->info.lo, &s->info.hi);
+    s->view = (source_view){.model = m,
+                            .ghost = s->ghost,
+                            .ball = s->ball,
+                            .contact_force = s->force,
+                            .art_model = s->art_model,
+                            .art_data = s->art_data,
+                            .nart = s->view.nart};
+    if (sim_advance_to(s, 0.0, err) != FB_OK) {
+        sim_close(s);
+        return NULL;
+    }
+    return s;
+}

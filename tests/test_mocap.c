@@ -487,6 +487,70 @@ START_TEST(hinge_axis_is_recovered_from_the_motion) {
 }
 END_TEST
 
+/* A capsule ending at a narrower joint stops one radius short of it (its round end reaches the
+ * joint's centre, the narrower shape covers the joint); one ending at a wider joint or at an
+ * End Site keeps its length; masses stay those of the whole segment. A chain read off the
+ * file: Hips -> Thigh (radius 0.08, 40 cm) -> Shin (0.05, 40 cm) -> Foot (End Site), and
+ * Hips -> Chest (0.12), wider than the hips' 0.10. */
+START_TEST(capsules_stop_short_of_narrower_joints) {
+    static const char* text =
+        "HIERARCHY\nROOT Hips\n{\n OFFSET 0 0 0\n"
+        " CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n"
+        " JOINT Thigh\n {\n  OFFSET 10 0 0\n  CHANNELS 3 Zrotation Xrotation Yrotation\n"
+        "  JOINT Shin\n  {\n   OFFSET 0 -40 0\n   CHANNELS 3 Zrotation Xrotation Yrotation\n"
+        "   End Site\n   {\n    OFFSET 0 -40 0\n   }\n  }\n }\n"
+        " JOINT Chest\n {\n  OFFSET 0 30 0\n  CHANNELS 3 Zrotation Xrotation Yrotation\n"
+        "  End Site\n  {\n   OFFSET 0 30 0\n  }\n }\n}\n"
+        "MOTION\nFrames: 2\nFrame Time: 0.01\n"
+        "0 100 0 0 0 0 0 0 0 0 0 0 0 0 0\n0 100 0 0 0 0 0 0 0 0 0 0 0 0 0\n";
+    fb_error err;
+    fb_clip_opts co = fb_default_clip_opts();
+    co.scale = 0.01; /* centimetres */
+    fb_clip* c = fb_clip_parse_bvh(text, strlen(text), "taper.bvh", &co, NULL, &err);
+    ck_assert_msg(c, "%s", err.msg);
+    fb_rules rules = fb_rules_lossless();
+    const struct {
+        const char* pattern;
+        double radius;
+    } parts[] = {{"=Hips", 0.10}, {"Thigh", 0.08}, {"Shin", 0.05}, {"Chest", 0.12}};
+    rules.npart = 4;
+    for (int k = 0; k < 4; k++) {
+        snprintf(rules.part[k].pattern, FB_PATTERN_MAX, "%s", parts[k].pattern);
+        rules.part[k].radius = parts[k].radius;
+    }
+    rules.density = 1000.0;
+    fb_build_opts o = fb_default_build_opts();
+    o.rules = &rules;
+    fb_character* ch = fb_character_build(c, &o, &err);
+    ck_assert_msg(ch, "%s", err.msg);
+    const fb_model* m = ch->model;
+    const fb_shape* thigh = NULL;
+    const fb_shape* shin = NULL;
+    const fb_shape* hips = NULL;
+    for (int s = 0; s < m->nshape; s++) {
+        const char* name = m->name[m->shape[s].body];
+        thigh = strcmp(name, "Thigh") == 0 ? &m->shape[s] : thigh;
+        shin = strcmp(name, "Shin") == 0 ? &m->shape[s] : shin;
+        hips = strcmp(name, "Hips") == 0 ? &m->shape[s] : hips;
+    }
+    ck_assert(thigh && shin && hips);
+    /* the thigh (0.08) ends at the narrower shin (0.05): 0.40 - 0.08 long */
+    ck_assert_int_eq(thigh->type, FB_SHAPE_CAPSULE);
+    fb_ck_near(thigh->p1.y, -0.32, 0.0, 1e-12);
+    fb_ck_near(fabs(thigh->p1.x) + fabs(thigh->p1.z), 0.0, 0.0, 1e-12);
+    /* the shin ends at an End Site, the hips at two joints: full length */
+    fb_ck_near(shin->p1.y, -0.40, 0.0, 1e-12);
+    /* the hips' segment runs to the centroid of Thigh and Chest; Chest is wider anyway */
+    fb_ck_near(hips->p1.x, 0.05, 0.0, 1e-12);
+    fb_ck_near(hips->p1.y, 0.15, 0.0, 1e-12);
+    /* the thigh's mass is the whole 40 cm capsule's: pi r^2 L + 4/3 pi r^3 at 1000 kg/m^3 */
+    const int b = fb_model_body_by_name(m, "Thigh");
+    fb_ck_near(m->I[b].m, 1000.0 * FB_PI * 0.08 * 0.08 * (0.40 + 4.0 / 3.0 * 0.08), 1e-12, 0.0);
+    fb_character_destroy(ch);
+    fb_clip_destroy(c);
+}
+END_TEST
+
 START_TEST(mass_models_and_targets) {
     char path[1024];
     snprintf(path, sizeof path, "%s/character_rules.json", FB_DATA_DIR);
@@ -823,6 +887,7 @@ static Suite* mocap_suite(void) {
     tcase_add_test(tc, z_up_clips_are_detected_and_stand_up);
     tcase_add_test(tc, non_root_position_channels_are_kept_either_way);
     tcase_add_test(tc, hinge_axis_is_recovered_from_the_motion);
+    tcase_add_test(tc, capsules_stop_short_of_narrower_joints);
     tcase_add_test(tc, mass_models_and_targets);
     tcase_add_test(tc, rules_files_are_checked);
     tcase_add_test(tc, resampling_follows_a_steady_rotation);

@@ -166,6 +166,25 @@ static int write_outputs(const sim_job* j, const fb_sim* s, const fb_clip* clip,
     return EXIT_OK;
 }
 
+/* What the reference changed of the clip: its placement on the ground and the toes turned out
+ * of it, a line each; the capture glitches repaired, one line for them all (the per-joint
+ * lines are many on long clips). */
+static void print_ref_notes(const fb_ref* ref, const fb_model* m, FILE* log, const char* tag) {
+    for (int k = 0; k < ref->nwarn && k < FB_CLIP_MAX_WARN; k++) {
+        if (!strstr(ref->warn[k], "capture glitch")) {
+            fprintf(log, "%s: note: %s\n", tag, ref->warn[k]);
+        }
+    }
+    int joints = 0;
+    for (int b = 0; b < m->nbody; b++) {
+        joints += ref->repaired[b] > 0;
+    }
+    if (ref->nrepaired > 0) {
+        fprintf(log, "%s: note: capture glitches repaired: %d samples in %d joints\n", tag,
+                ref->nrepaired, joints);
+    }
+}
+
 /* The summary lines on the terminal. */
 static void print_summary(const fb_sim* s, const fb_model* m, double wall, FILE* log,
                           const char* tag) {
@@ -257,6 +276,7 @@ int sim_job_run(const sim_job* j, FILE* log, const char* tag) {
         rc = exit_code_for(err.code);
         goto done;
     }
+    print_ref_notes(fb_sim_ref(s), ch->model, log, tag);
     progress_ctx pc = {log, tag, fb_sim_duration(s), -100};
     const double t0 = wall_s();
     const fb_status st = fb_sim_run(s, job.progress ? on_progress : NULL, &pc, &err);

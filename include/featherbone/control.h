@@ -40,7 +40,9 @@ typedef struct fb_fit_opts {
     bool keep_glitches; /* true: fit the samples as given; false (default): first repair
                            capture glitches, runs of 1-3 frames (up to 4 at the clip's ends)
                            where a joint leaves the curve through the frames around them and
-                           comes back (docs/CONTROL.md) */
+                           comes back, turn end segments (toe hinges) out of the ground, and
+                           place the clip so that its lowest shape point touches the ground
+                           (docs/CONTROL.md) */
 } fb_fit_opts;
 
 FB_API fb_fit_opts fb_default_fit_opts(void);
@@ -65,7 +67,9 @@ typedef struct fb_ref {
     int* fit_half_window; /* (nbody) the fit each joint got */
     int* fit_degree;      /* (nbody) */
     /* The glitch repair (fb_fit_opts.keep_glitches): samples replaced per joint, their sum,
-     * and one line per repaired joint naming its frames and how far they were off. */
+     * and one line per repaired joint naming its frames and how far they were off; before
+     * them, a line for the clip's placement on the ground and one per end segment turned out
+     * of it. */
     int* repaired;        /* (nbody) */
     int nrepaired;
     int nwarn;                                     /* lines issued (may exceed the stored) */

@@ -200,7 +200,9 @@ typedef struct fb_character {
 /* Builds the character of a clip: root = floating joint; joints with rotation channels =
  * ball joints (or revolute by the hinge rules, or fixed by the drop rules); joints without
  * channels and End Sites = fixed bodies. Shapes: a capsule from each joint to its child (the
- * centroid of its children when there are several), boxes where the rules say. */
+ * centroid of its children when there are several; stopping one radius short of a single
+ * child whose own shape is narrower, with the mass of the full length), boxes where the rules
+ * say. */
 FB_API fb_character* fb_character_build(const fb_clip* clip, const fb_build_opts* opts,
                                         fb_error* err);
 

@@ -13,7 +13,6 @@
 #include "control/inertia.h"
 #include "math/dense.h"
 #include "math/vec3.h"
-#include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/json_file.h"
 
@@ -695,18 +694,5 @@ fb_status fb_gains_save(const fb_gains* g, const char* path, fb_error* err) {
     for (int k = 0; k < g->nrule; k++) {
         cJSON_AddItemToObject(j, g->rule[k].pattern, joint_json(&g->rule[k].g, g->rule[k].set));
     }
-    char* text = cJSON_Print(root);
-    cJSON_Delete(root);
-    if (!text) {
-        return fb_fail(err, FB_ENOMEM, "%s: out of memory", path);
-    }
-    fb_atomic_file af;
-    fb_status s = fb_atomic_open(&af, path, err);
-    if (s == FB_OK) {
-        fputs(text, af.f);
-        fputc('\n', af.f);
-        s = fb_atomic_commit(&af, err);
-    }
-    free(text);
-    return s;
+    return fb_json_write(path, root, err);
 }

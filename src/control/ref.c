@@ -26,8 +26,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "featherbone/collision.h"
 #include "featherbone/control.h"
 #include "featherbone/dynamics.h"
+#include "dynamics/kinematics.h"
 #include "math/dense.h"
 #include "math/quat.h"
 #include "math/so3.h"
@@ -730,6 +732,292 @@ static bool repair_glitches(const fb_model* m, double* qs, int ns, double sample
     return true;
 }
 
+/* ---- end segments in the ground -------------------------------------------------------- */
+
+/* Puts a warning line first: what moved the reference as a whole (the placement) or a segment
+ * over many frames matters more than the last of many glitch lines, which drop off when there
+ * are more than FB_CLIP_MAX_WARN. */
+static void warn_first(fb_ref* r, const char* text) {
+    const int keep = r->nwarn < FB_CLIP_MAX_WARN ? r->nwarn : FB_CLIP_MAX_WARN - 1;
+    memmove(r->warn[1], r->warn[0], (size_t)keep * sizeof r->warn[0]);
+    snprintf(r->warn[0], FB_CLIP_WARN_LEN, "%s", text);
+    r->nwarn++;
+}
+
+/* Clip poses put shapes into the ground y = 0 where the capture's skeleton and the character's
+ * shapes disagree with the floor: 131_01 kneels with its toes pointing 2.3 cm into it (the
+ * capture barely bends them) and the toe capsule 4.8 cm. Where the shape belongs to an *end
+ * segment* - a hinge whose descendants are only End Site markers (fixed, massless, shapeless)
+ * - turning the hinge moves no joint of the clip, only that segment's shapes and its End Site;
+ * so its angle is turned, by the least amount either way, until its shapes clear the ground,
+ * and the positions of every clip joint in the reference stay as captured. Other joints are
+ * left as captured (moving them would move joints of the clip). */
+
+/* Bisection steps for the clearing angle (pi / 2^40, far below the fit's noise) and the
+ * coarse step that brackets it. */
+#define CLEAR_BISECT 40
+#define CLEAR_STEP (FB_PI / 180.0)
+
+/* Whether body b is an end segment (above). */
+static bool end_hinge(const fb_model* m, int b) {
+    if (m->jtype[b] != FB_JOINT_REVOLUTE) {
+        return false;
+    }
+    bool has_shape = false;
+    for (int s = 0; s < m->nshape; s++) {
+        has_shape = has_shape || m->shape[s].body == b;
+    }
+    for (int c = b + 1; c < m->nbody && has_shape; c++) {
+        int a = m->parent[c];
+        while (a > b) {
+            a = m->parent[a];
+        }
+        if (a != b) {
+            continue;
+        }
+        if (m->jtype[c] != FB_JOINT_FIXED || m->I[c].m > 0.0) {
+            return false;
+        }
+        for (int s = 0; s < m->nshape; s++) {
+            if (m->shape[s].body == c) {
+                return false;
+            }
+        }
+    }
+    return has_shape;
+}
+
+/* Signed height over the plane of body b's lowest shape point (m). Needs FB_STAGE_POS. */
+static double lowest_point(const fb_model* m, const fb_data* d, int b, fb_plane g) {
+    double h = INFINITY;
+    for (int k = 0; k < m->nshape; k++) {
+        const fb_shape* s = &m->shape[k];
+        if (s->body != b) {
+            continue;
+        }
+        const double c = fb_v3_dot(g.n, fb_point_pos(m, d, b, s->p0)) - g.offset;
+        switch (s->type) {
+        case FB_SHAPE_SPHERE:
+            h = fmin(h, c - s->radius);
+            break;
+        case FB_SHAPE_CAPSULE:
+            h = fmin(h, fmin(c, fb_v3_dot(g.n, fb_point_pos(m, d, b, s->p1)) - g.offset) -
+                            s->radius);
+            break;
+        case FB_SHAPE_BOX: {
+            /* the plane's normal in the box's axes: the half extents along it */
+            const fb_v3 nb = fb_m3_tr_mv(s->R, fb_m3_tr_mv(fb_body_rot(m, d, b), g.n));
+            h = fmin(h, c - 0.5 * (fabs(nb.x) * s->size.x + fabs(nb.y) * s->size.y +
+                                   fabs(nb.z) * s->size.z));
+            break;
+        }
+        }
+    }
+    return h;
+}
+
+/* Height of body b's lowest point with its hinge at angle th (d->q holds the rest of the
+ * pose, whose kinematics are current: only b's own transform is redone). */
+static double height_at(const fb_model* m, fb_data* d, int b, double th, fb_plane g) {
+    d->q[m->q_adr[b]] = th;
+    fb_kin_body_pos(m, d, b);
+    return lowest_point(m, d, b, g);
+}
+
+/* The hinge angle nearest th0 at which body b's lowest point is at least `target` over the
+ * plane, searched `dir` (+1, -1) up to half a turn and within the joint's limits; false when
+ * there is none. */
+static bool clearing_angle(const fb_model* m, fb_data* d, int b, double th0, int dir, fb_plane g,
+                           double target, double* th) {
+    const fb_joint_limit* L = &m->limit[b];
+    double in = th0, out = NAN;
+    for (double t = CLEAR_STEP; t <= FB_PI + 1e-12; t += CLEAR_STEP) {
+        const double x = th0 + dir * t;
+        if (L->on && (x < L->lo || x > L->hi)) {
+            return false;
+        }
+        if (height_at(m, d, b, x, g) >= target) {
+            out = x;
+            break;
+        }
+        in = x;
+    }
+    if (isnan(out)) {
+        return false;
+    }
+    for (int k = 0; k < CLEAR_BISECT; k++) {
+        const double mid = 0.5 * (in + out);
+        if (height_at(m, d, b, mid, g) >= target) {
+            out = mid;
+        } else {
+            in = mid;
+        }
+    }
+    *th = out;
+    return true;
+}
+
+/* The turns of body b's hinge from th0 up (turn[0]) and down (turn[1]) that take its shapes
+ * to the ground, or - where the joint itself is too low for that (the shape's end at the joint
+ * does not move) - as high as they get in a turn; NAN where a way finds none. */
+static void frame_turns(const fb_model* m, fb_data* d, int b, double th0, fb_plane g,
+                        double turn[2]) {
+    double target = 0.0, up = th0, down = th0;
+    for (int pass = 0; pass < 2; pass++) {
+        turn[0] = clearing_angle(m, d, b, th0, +1, g, target, &up) ? up - th0 : NAN;
+        turn[1] = clearing_angle(m, d, b, th0, -1, g, target, &down) ? down - th0 : NAN;
+        if (pass > 0 || !isnan(turn[0]) || !isnan(turn[1])) {
+            return;
+        }
+        target = -INFINITY;
+        for (double t = 0.0; t < 2.0 * FB_PI; t += CLEAR_STEP) {
+            target = fmax(target, height_at(m, d, b, th0 + t, g));
+        }
+        target = fmin(target, 0.0);
+    }
+}
+
+/* Turns every end segment of the samples qs (ns x nq) out of the ground, or as far out as it
+ * turns (above). A segment can clear the ground turning either way (a toe pointing into the
+ * floor, forwards or backwards); within a run of frames that need it, it turns the same way
+ * throughout, since going over to the other side would take it through the floor: the way
+ * that turns it less at the run's first and last frames (where the reference would jump by
+ * it), then less summed over the run. One warning per segment turned, naming
+ * its frames (frame0 = the first sample's) and the largest turn. False when out of memory. */
+static bool clear_end_segments(const fb_model* m, double* qs, int ns, int frame0, fb_data* d,
+                               const fb_allocator* al, fb_ref* r) {
+    const fb_plane g = fb_ground_plane();
+    double* turn = fb_alloc(al, 2 * (size_t)ns * sizeof(double)); /* (ns x 2) up, down; NAN */
+    if (!turn) {
+        return false;
+    }
+    for (int b = 1; b < m->nbody; b++) {
+        if (!end_hinge(m, b)) {
+            continue;
+        }
+        const int qa = m->q_adr[b];
+        for (int k = 0; k < ns; k++) {
+            const double* q = qs + (size_t)k * (size_t)m->nq;
+            memcpy(d->q, q, (size_t)m->nq * sizeof(double));
+            fb_kinematics_pos(m, d);
+            const double th0 = q[qa];
+            turn[2 * k] = turn[2 * k + 1] = 0.0;
+            if (height_at(m, d, b, th0, g) < 0.0) {
+                frame_turns(m, d, b, th0, g, turn + 2 * k);
+            }
+        }
+        int nturn = 0, first = -1, last = -1;
+        double most = 0.0;
+        for (int k0 = 0; k0 < ns;) {
+            if (turn[2 * k0] == 0.0 && turn[2 * k0 + 1] == 0.0) {
+                k0++;
+                continue;
+            }
+            int k1 = k0; /* the run k0..k1-1 */
+            double cost[2] = {0.0, 0.0};
+            while (k1 < ns && !(turn[2 * k1] == 0.0 && turn[2 * k1 + 1] == 0.0)) {
+                cost[0] += fabs(turn[2 * k1]); /* NAN when it cannot turn that way */
+                cost[1] += fabs(turn[2 * k1 + 1]);
+                k1++;
+            }
+            /* the way whose turn at the run's ends is smaller: there the reference jumps by
+             * it, from the frames around the run */
+            double edge[2];
+            for (int w = 0; w < 2; w++) {
+                const double first_turn = fabs(turn[2 * k0 + w]);
+                const double last_turn = fabs(turn[2 * (k1 - 1) + w]);
+                edge[w] = isnan(cost[w]) ? INFINITY : fmax(first_turn, last_turn);
+            }
+            const int way = edge[1] < edge[0] || (edge[1] == edge[0] && cost[1] < cost[0]) ? 1 : 0;
+            for (int k = k0; k < k1; k++) {
+                /* a frame the chosen way cannot clear (out of the joint's range) keeps its
+                 * angle */
+                const double t = isnan(turn[2 * k + way]) ? 0.0 : turn[2 * k + way];
+                qs[(size_t)k * (size_t)m->nq + (size_t)qa] += t;
+                most = fmax(most, fabs(t));
+                nturn += t != 0.0;
+                first = first < 0 && t != 0.0 ? k : first;
+                last = t != 0.0 ? k : last;
+            }
+            k0 = k1;
+        }
+        if (nturn > 0) {
+            char text[FB_CLIP_WARN_LEN];
+            snprintf(text, sizeof text,
+                     "%s: turned out of the ground in %d frames (%d-%d), up to %.1f deg",
+                     m->name[b], nturn, frame0 + first, frame0 + last, most * 180.0 / FB_PI);
+            warn_first(r, text);
+        }
+    }
+    fb_free(al, turn);
+    return true;
+}
+
+/* ---- the clip's floor ----------------------------------------------------------------------- */
+
+/* m: a placement smaller than this is not worth a warning line */
+#define PLACE_NOTE_MIN 1e-6
+
+/* Where the clip's floor is. A capture's floor is where the subject stood, which the skeleton
+ * fitted to the markers and the character's shapes only approximate: 131_01's shapes reach
+ * 0.84 cm into the plane y = 0 as it kneels while its standing feet float 2-4 cm above it.
+ * With a kinematic root such a pose cannot be followed at all: the contact pushes the limb
+ * off it, the tracking rows give way at their torque limits. So the reference is placed, by
+ * one vertical shift of the floating root over the whole clip, with the lowest point of the
+ * character's shapes over all frames on the ground: the clip's floor is the lowest its body
+ * goes. Every joint keeps its place relative to every other, at every frame; the metrics
+ * compare the simulation with the reference so placed, and the simulation (and so what is
+ * exported from it) starts from it. A model without a floating root on the world, or without
+ * shapes, is left where it is. */
+static void place_on_ground(const fb_model* m, fb_ref* r, double* qs, int ns, fb_data* d) {
+    int root = -1;
+    for (int b = 1; b < m->nbody && root < 0; b++) {
+        root = m->parent[b] == 0 && m->jtype[b] == FB_JOINT_FLOATING ? b : -1;
+    }
+    if (root < 0 || m->nshape == 0) {
+        return;
+    }
+    const fb_plane g = fb_ground_plane();
+    double low = INFINITY, t_low = 0.0;
+    int b_low = 0;
+    for (int i = 0; i < r->nframe; i++) {
+        memcpy(d->q, r->q + (size_t)i * (size_t)m->nq, (size_t)m->nq * sizeof(double));
+        fb_kinematics_pos(m, d);
+        for (int s = 0; s < m->nshape; s++) {
+            const int b = m->shape[s].body;
+            if (s > 0 && m->shape[s - 1].body == b) {
+                continue; /* lowest_point took all of b's shapes */
+            }
+            const double h = lowest_point(m, d, b, g);
+            if (h < low) {
+                low = h;
+                b_low = b;
+                t_low = i * r->dt;
+            }
+        }
+    }
+    /* the shift along the ground's normal, in the root joint's parent frame (E maps world
+     * directions into it; a Z-up clip's root frame is turned) */
+    const fb_v3 dp = fb_m3_mv(m->X_tree[root].E, fb_v3_scale(g.n, -low));
+    /* the frames, and the samples the first frame's velocity is extrapolated from */
+    for (int i = 0; i < r->nframe + ns; i++) {
+        double* p = (i < r->nframe ? r->q + (size_t)i * (size_t)m->nq
+                                   : qs + (size_t)(i - r->nframe) * (size_t)m->nq) +
+                    (size_t)m->q_adr[root];
+        p[0] += dp.x;
+        p[1] += dp.y;
+        p[2] += dp.z;
+    }
+    if (fabs(low) < PLACE_NOTE_MIN) {
+        return; /* on the ground already (a segment just turned onto it) */
+    }
+    char text[FB_CLIP_WARN_LEN];
+    snprintf(text, sizeof text,
+             "placed %.2f cm %s: the lowest point of the shapes (%s at %.3f s) on the ground",
+             100.0 * fabs(low), low < 0.0 ? "higher" : "lower", m->name[b_low], t_low);
+    warn_first(r, text);
+}
+
 /* fb_ref_create; frame0 numbers the first sample in the warnings. */
 static fb_ref* ref_create(const fb_model* m, int nsample, double sample_dt, const double* q,
                           double rate, const fb_fit_opts* opts, const fb_allocator* alloc,
@@ -810,6 +1098,10 @@ static fb_ref* ref_create(const fb_model* m, int nsample, double sample_dt, cons
         fb_fail(err, FB_ENOMEM, "reference: out of memory");
         goto fail;
     }
+    if (!o.keep_glitches && !clear_end_segments(m, qs, nsample, frame0, d, &a, r)) {
+        fb_fail(err, FB_ENOMEM, "reference: out of memory");
+        goto fail;
+    }
     const int fixed[1][2] = {{o.half_window, o.degree}};
     const int(*pairs)[2] = automatic ? FIT_LADDER : fixed;
     if (!fit_choose(m, nsample, qs, pairs, automatic ? FIT_NLADDER : 1, score, choice)) {
@@ -831,6 +1123,9 @@ static fb_ref* ref_create(const fb_model* m, int nsample, double sample_dt, cons
             fb_fail(err, FB_ENUMERIC, "reference: the fit at frame %ld is singular", i);
             goto fail;
         }
+    }
+    if (!o.keep_glitches) {
+        place_on_ground(m, r, qs, nsample, d);
     }
     /* The integrator-consistent velocities and accelerations (see fb_ref in control.h):
      * v_step[i] = (q[i-1] (-) q[i]) / dt, q[-1] from the fit extrapolated one frame back;

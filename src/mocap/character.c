@@ -2,9 +2,10 @@
  *
  * Every clip joint becomes a body whose frame sits at the joint with the rest pose's axes
  * (BVH rest poses carry no rotations); its segment runs to its child joint, or to the centroid
- * of its children and End Site when there are several. End Sites become massless fixed bodies
- * that mark the segment ends. Masses come from the shapes at the rules' density (water,
- * Cline §5.1), optionally scaled to a total, or from de Leva's segment fractions. */
+ * of its children and End Site when there are several (a capsule stops short of a narrower
+ * joint it ends at: plan_shape). End Sites become massless fixed bodies that mark the segment
+ * ends. Masses come from the shapes at the rules' density (water, Cline §5.1), optionally
+ * scaled to a total, or from de Leva's segment fractions. */
 #include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
@@ -164,9 +165,15 @@ typedef struct joint_plan {
 } joint_plan;
 
 /* The shape of clip joint i: a capsule (or box, or sphere when it has no length) from the joint
- * to `end` (body coordinates, m), and its inertia at density rho. */
-static void plan_shape(const fb_rule_part* part, double radius, fb_v3 end, fb_v3 up, double rho,
-                       joint_plan* p) {
+ * to `end` (body coordinates, m), and its inertia at density rho. A capsule whose segment ends
+ * at a narrower joint (the shape starting there has radius `end_radius` < radius; 0 = none)
+ * stops one radius short of it: its rounded end reaches the joint's centre and the narrower
+ * shape covers the joint. A capsule cannot taper; a thigh as thick at the knee as at the hip
+ * stuck 2.5 cm further out of the knee than the shank, and more sideways (a kneel put it
+ * 2.7 cm into the ground). The mass and inertia stay those of the whole segment, joint to
+ * joint. */
+static void plan_shape(const fb_rule_part* part, double radius, double end_radius, fb_v3 end,
+                       fb_v3 up, double rho, joint_plan* p) {
     const double L = fb_v3_norm(end);
     fb_shape* s = &p->shape;
     memset(s, 0, sizeof *s);
@@ -195,7 +202,9 @@ static void plan_shape(const fb_rule_part* part, double radius, fb_v3 end, fb_v3
         p->inertia = fb_rbi_from_mass_com(mass, s->p0, fb_m3_congr(s->R, axis_aligned.Ibar));
     } else {
         s->type = FB_SHAPE_CAPSULE;
-        s->p1 = end;
+        const double taper = end_radius > 0.0 && end_radius < radius ? radius : 0.0;
+        /* a segment shorter than its taper keeps the end (a sphere-like stub) */
+        s->p1 = taper < L ? fb_v3_scale(end, (L - taper) / L) : end;
         p->inertia = fb_rbi_capsule(rho, radius, fb_v3_zero(), end);
     }
 }
@@ -302,7 +311,16 @@ static void plan_joints(const fb_clip* c, const fb_rules* r, fb_character* ch, j
         }
         const fb_rule_part* part = part_for(r, j->name);
         p->segment = segment_index(part ? part->segment : "trunk");
-        plan_shape(part, part ? part->radius : r->default_radius, end[i], up, r->density, p);
+        /* the joint the segment ends at, when it ends at exactly one (no End Site) */
+        double end_radius = 0.0;
+        for (int k = i + 1; count[i] == 1 && !j->has_end && k < c->njoint; k++) {
+            if (c->joint[k].parent == i) {
+                const fb_rule_part* cp = part_for(r, c->joint[k].name);
+                end_radius = cp ? cp->radius : r->default_radius;
+            }
+        }
+        plan_shape(part, part ? part->radius : r->default_radius, end_radius, end[i], up,
+                   r->density, p);
     }
 }
 

@@ -11,7 +11,8 @@
 /* Friction coefficient of the foot contacts. */
 #define BC_MU 0.8
 
-static const char* const STAGE_NAMES[BC_NSTAGE] = {"ABA", "K build", "PGS", "apply"};
+static const char* const STAGE_NAMES[BC_NSTAGE] = {"ABA", "K build", "PGS", "apply",
+                                                   "K bkwd"};
 
 const char* bench_cstage_name(bench_cstage s) {
     return (s >= 0 && s < BC_NSTAGE) ? STAGE_NAMES[s] : "?";
@@ -126,13 +127,16 @@ int bench_constraints_run(const bench_options* opt, bench_cresult* out, fb_error
     const fb_model* ms[1] = {m};
     fb_data* ds[1] = {d};
     fb_csys* cs = d ? fb_csys_create(1, ms, ds, 32, NULL, err) : NULL;
+    fb_csys* cb = cs ? fb_csys_create(1, ms, ds, 32, NULL, err) : NULL;
     const int nb = opt->calls / opt->batch;
     const size_t nsamples = (size_t)opt->rounds * (size_t)nb;
     double* samples = malloc(BC_NSTAGE * nsamples * sizeof(double));
     int rc = -1;
-    if (!cs || !samples || add_foot_rows(cs, m, &out->contacts, err) != FB_OK) {
+    if (!cb || !samples || add_foot_rows(cs, m, &out->contacts, err) != FB_OK ||
+        add_foot_rows(cb, m, &out->contacts, err) != FB_OK) {
         goto done;
     }
+    fb_csys_set_k_method(cb, FB_K_BACKWARD);
     scene_humanoid_standing(m, d->q);
     for (int round = -1; round < opt->rounds; round++) {
         if (!opt->quiet) {
@@ -151,10 +155,13 @@ int bench_constraints_run(const bench_options* opt, bench_cresult* out, fb_error
                 double t3 = bench_now_s();
                 fb_csys_apply(cs);
                 double t4 = bench_now_s();
+                (void)fb_csys_build(cb, NULL);
+                double t5 = bench_now_s();
                 t[BC_ABA] += t1 - t0;
                 t[BC_BUILD] += t2 - t1;
                 t[BC_SOLVE] += t3 - t2;
                 t[BC_APPLY] += t4 - t3;
+                t[BC_BUILD_BK] += t5 - t4;
             }
             for (int s = 0; round >= 0 && s < BC_NSTAGE; s++) {
                 samples[(size_t)s * nsamples + (size_t)round * (size_t)nb + (size_t)b] =
@@ -174,6 +181,7 @@ int bench_constraints_run(const bench_options* opt, bench_cresult* out, fb_error
     rc = run_world_steps(opt, out, err);
 done:
     free(samples);
+    fb_csys_destroy(cb);
     fb_csys_destroy(cs);
     fb_data_destroy(d);
     fb_model_destroy(m);

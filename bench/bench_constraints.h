@@ -1,12 +1,14 @@
 /* `featherbone bench constraints`: the constraint pipeline on the humanoid standing on its
  * feet: ABA, K by test forces, PGS, apply; K's cost per column against a full ABA call
- * (Kokkevis reports about 3x). */
+ * (Kokkevis reports about 3x); K by backward passes alone. */
 #ifndef FB_BENCH_CONSTRAINTS_H
 #define FB_BENCH_CONSTRAINTS_H
 
 #include "bench_dynamics.h"
 
-typedef enum { BC_ABA, BC_BUILD, BC_SOLVE, BC_APPLY, BC_NSTAGE } bench_cstage;
+/* BC_BUILD: K by test forces (FB_K_TEST_FORCES); BC_BUILD_BK: the same K by backward passes
+ * alone (FB_K_BACKWARD, what the world step uses), timed beside it and not part of the total */
+typedef enum { BC_ABA, BC_BUILD, BC_SOLVE, BC_APPLY, BC_BUILD_BK, BC_NSTAGE } bench_cstage;
 
 /* Parts of a full world step (fb_world_stats timers). */
 typedef enum { BS_TOTAL, BS_DYNAMICS, BS_COLLISION, BS_BUILD, BS_SOLVE, BS_NPART } bench_spart;

@@ -546,6 +546,142 @@ static void random_rows_all_kinds(fb_csys* cs, scene_rng* r, int n) {
     }
 }
 
+/* One random case of the K tests below: a random tree and a free ball at random states (in
+ * half the cases the tree's joints damped implicitly, so the matrix is M + h B, as ABA's),
+ * 1 to 24 random rows of every kind in two systems, one forming K by `method` and one by test
+ * forces, both built; the rows' Jacobians J and the CRBA mass matrices (plus h B) for the
+ * reference J (M + h B)^-1 J^T. */
+typedef struct k_case {
+    fb_model *ma, *mb;
+    fb_data *da, *db;
+    fb_csys *cm, *ct; /* K by the method, by test forces */
+    int nr, nva, nvb, nvt;
+    double *J, *Jp, *La, *Lb, *x;
+    scene_rng r; /* the case's random stream, after the rows */
+} k_case;
+
+static bool k_case_make(k_case* c, uint64_t tree_seed, uint64_t rng_seed, fb_k_method method) {
+    fb_error err;
+    *c = (k_case){0};
+    c->ma = ck_model(scene_random_tree(tree_seed, 30, &err), &err);
+    c->mb = ck_model(free_ball(&err), &err);
+    if (c->ma->nv == 0) {
+        fb_model_destroy(c->ma);
+        fb_model_destroy(c->mb);
+        return false;
+    }
+    fb_model *ma = c->ma, *mb = c->mb;
+    c->r = scene_rng_make(rng_seed);
+    const double h = (rng_seed % 2) ? 1.0 / 480.0 : 0.0;
+    for (int i = 1; h > 0.0 && i < ma->nbody; i++) {
+        if (ma->jtype[i] != FB_JOINT_FLOATING && ma->jtype[i] != FB_JOINT_FIXED) {
+            ck_assert_int_eq(
+                fb_model_set_damping(ma, i, scene_rng_uniform(&c->r, 0.0, 50.0), &err), FB_OK);
+        }
+    }
+    c->da = ck_data(ma);
+    c->db = ck_data(mb);
+    scene_random_state(ma, c->da, &c->r, 2.0, 5.0);
+    scene_random_state(mb, c->db, &c->r, 2.0, 0.0);
+    c->da->damping_dt = h;
+    ck_assert_int_eq(fb_aba(ma, c->da, &err), FB_OK);
+    ck_assert_int_eq(fb_aba(mb, c->db, &err), FB_OK);
+    const fb_model* ms[2] = {ma, mb};
+    fb_data* ds[2] = {c->da, c->db};
+    c->cm = fb_csys_create(2, ms, ds, 24, NULL, &err);
+    c->ct = fb_csys_create(2, ms, ds, 24, NULL, &err);
+    ck_assert_msg(c->cm && c->ct, "%s", err.msg);
+    fb_csys_set_k_method(c->cm, method);
+    fb_csys_set_k_method(c->ct, FB_K_TEST_FORCES);
+    c->nr = scene_rng_int(&c->r, 1, 24);
+    scene_rng r2 = c->r;
+    random_rows_all_kinds(c->cm, &c->r, c->nr);
+    random_rows_all_kinds(c->ct, &r2, c->nr);
+    ck_assert_int_eq(fb_csys_build(c->cm, &err), FB_OK);
+    ck_assert_int_eq(fb_csys_build(c->ct, &err), FB_OK);
+    c->nva = ma->nv;
+    c->nvb = mb->nv;
+    c->nvt = c->nva + c->nvb;
+    c->J = malloc((size_t)c->nr * (size_t)c->nvt * sizeof(double));
+    c->Jp = malloc(3 * (size_t)c->nvt * sizeof(double));
+    c->La = malloc((size_t)c->nva * (size_t)c->nva * sizeof(double));
+    c->Lb = malloc((size_t)c->nvb * (size_t)c->nvb * sizeof(double));
+    c->x = malloc((size_t)c->nvt * sizeof(double));
+    ck_assert(c->J && c->Jp && c->La && c->Lb && c->x);
+    for (int k = 0; k < c->nr; k++) {
+        row_jacobian(ma, c->da, mb, c->db, &c->cm->row[k], c->Jp,
+                     c->J + (size_t)k * (size_t)c->nvt);
+    }
+    return true;
+}
+
+/* The mass matrices (plus h B) by CRBA; after any use of the systems' ABA results. */
+static void k_case_crba(k_case* c) {
+    fb_crba(c->ma, c->da);
+    fb_crba(c->mb, c->db);
+    for (int k = 0; k < c->nva; k++) {
+        c->da->M[k * c->nva + k] += c->da->damping_dt * c->ma->damping[c->ma->dof_body[k]];
+    }
+}
+
+/* Largest |entry| of K by test forces (at least 1e-12). */
+static double k_case_kmax(const k_case* c) {
+    double kmax = 1e-12;
+    for (int k = 0; k < c->nr * c->nr; k++) {
+        kmax = fmax(kmax, fabs(c->ct->K[k]));
+    }
+    return kmax;
+}
+
+/* The method's K against the reference (*eref, absolute; *scale the reference's largest
+ * entry) and against test forces (*etf, absolute); with `columns`, the method's dqdd columns
+ * against the reference's and test forces' (*ecol, relative to the largest test-force one). */
+static void k_case_compare(k_case* c, bool columns, double* eref, double* scale, double* etf,
+                           double* ecol) {
+    const int nr = c->nr, nvt = c->nvt;
+    double cmax = 1e-12;
+    for (int k = 0; columns && k < nr * nvt; k++) {
+        cmax = fmax(cmax, fabs(c->ct->dqdd[k]));
+    }
+    *eref = *etf = *ecol = 0.0;
+    *scale = 1e-12;
+    for (int col = 0; col < nr; col++) {
+        memcpy(c->x, c->J + (size_t)col * (size_t)nvt, (size_t)nvt * sizeof(double));
+        ck_assert(scene_solve_spd(c->da->M, c->nva, c->La, c->x));
+        ck_assert(scene_solve_spd(c->db->M, c->nvb, c->Lb, c->x + c->nva));
+        if (columns) {
+            const double* colm = c->cm->dqdd + (size_t)col * (size_t)c->cm->nv_total;
+            const double* colt = c->ct->dqdd + (size_t)col * (size_t)c->ct->nv_total;
+            for (int j = 0; j < nvt; j++) {
+                *ecol = fmax(*ecol, fmax(fabs(colm[j] - c->x[j]), fabs(colm[j] - colt[j])) / cmax);
+            }
+        }
+        for (int k = 0; k < nr; k++) {
+            double v = 0.0;
+            for (int j = 0; j < nvt; j++) {
+                v += c->J[(size_t)k * (size_t)nvt + j] * c->x[j];
+            }
+            *scale = fmax(*scale, fabs(v));
+            *eref = fmax(*eref, fabs(c->cm->K[k * nr + col] - v));
+            *etf = fmax(*etf, fabs(c->cm->K[k * nr + col] - c->ct->K[k * nr + col]));
+        }
+    }
+}
+
+static void k_case_free(k_case* c) {
+    free(c->J);
+    free(c->Jp);
+    free(c->La);
+    free(c->Lb);
+    free(c->x);
+    fb_csys_destroy(c->cm);
+    fb_csys_destroy(c->ct);
+    fb_data_destroy(c->da);
+    fb_data_destroy(c->db);
+    fb_model_destroy(c->ma);
+    fb_model_destroy(c->mb);
+}
+
 /* FB_K_FACTOR (CRBA, M = L^T L along the dof tree, one sparse solve per column) against
  * J M^-1 J^T from CRBA and a dense Cholesky solve, and against FB_K_TEST_FORCES, K and every
  * column dqdd, to 1e-10 relative; on random trees with a free ball, rows of every kind, and
@@ -554,84 +690,14 @@ START_TEST(k_by_factorisation_matches_crba_and_test_forces) {
     double worst_ref = 0.0, worst_tf = 0.0, worst_col = 0.0;
     int cases = 0;
     for (uint64_t seed = 1; seed <= 40; seed++) {
-        fb_error err;
-        fb_model* ma = ck_model(scene_random_tree(seed * 43u, 30, &err), &err);
-        fb_model* mb = ck_model(free_ball(&err), &err);
-        if (ma->nv == 0) {
-            fb_model_destroy(ma);
-            fb_model_destroy(mb);
+        k_case c;
+        if (!k_case_make(&c, seed * 43u, seed + 1000, FB_K_FACTOR)) {
             continue;
         }
-        scene_rng r = scene_rng_make(seed + 1000);
-        const double h = (seed % 2) ? 1.0 / 480.0 : 0.0;
-        for (int i = 1; h > 0.0 && i < ma->nbody; i++) {
-            if (ma->jtype[i] != FB_JOINT_FLOATING && ma->jtype[i] != FB_JOINT_FIXED) {
-                ck_assert_int_eq(
-                    fb_model_set_damping(ma, i, scene_rng_uniform(&r, 0.0, 50.0), &err), FB_OK);
-            }
-        }
-        fb_data* da = ck_data(ma);
-        fb_data* db = ck_data(mb);
-        scene_random_state(ma, da, &r, 2.0, 5.0);
-        scene_random_state(mb, db, &r, 2.0, 0.0);
-        da->damping_dt = h;
-        ck_assert_int_eq(fb_aba(ma, da, &err), FB_OK);
-        ck_assert_int_eq(fb_aba(mb, db, &err), FB_OK);
-        const fb_model* ms[2] = {ma, mb};
-        fb_data* ds[2] = {da, db};
-        fb_csys* cf = fb_csys_create(2, ms, ds, 24, NULL, &err);
-        fb_csys* ct = fb_csys_create(2, ms, ds, 24, NULL, &err);
-        ck_assert_msg(cf && ct, "%s", err.msg);
-        fb_csys_set_k_method(cf, FB_K_FACTOR);
-        fb_csys_set_k_method(ct, FB_K_TEST_FORCES);
-        const int nr = scene_rng_int(&r, 1, 24);
-        scene_rng r2 = r;
-        random_rows_all_kinds(cf, &r, nr);
-        random_rows_all_kinds(ct, &r2, nr);
-        ck_assert_int_eq(fb_csys_build(cf, &err), FB_OK);
-        ck_assert_int_eq(fb_csys_build(ct, &err), FB_OK);
-        /* the reference: (M + h B) by CRBA, J by Jacobians, a dense solve per column */
-        const int nva = ma->nv, nvb = mb->nv, nvt = nva + nvb;
-        double* J = malloc((size_t)nr * (size_t)nvt * sizeof(double));
-        double* Jp = malloc(3 * (size_t)nvt * sizeof(double));
-        double* La = malloc((size_t)nva * (size_t)nva * sizeof(double));
-        double* Lb = malloc((size_t)nvb * (size_t)nvb * sizeof(double));
-        double* x = malloc((size_t)nvt * sizeof(double));
-        for (int k = 0; k < nr; k++) {
-            row_jacobian(ma, da, mb, db, &cf->row[k], Jp, J + (size_t)k * (size_t)nvt);
-        }
-        fb_crba(ma, da);
-        fb_crba(mb, db);
-        for (int k = 0; k < nva; k++) {
-            da->M[k * nva + k] += h * ma->damping[ma->dof_body[k]];
-        }
-        double scale = 1e-12, kmax = 1e-12;
-        for (int k = 0; k < nr * nr; k++) {
-            kmax = fmax(kmax, fabs(ct->K[k]));
-        }
-        double eref = 0.0, etf = 0.0, ecol = 0.0, cmax = 1e-12;
-        for (int k = 0; k < nr * nvt; k++) {
-            cmax = fmax(cmax, fabs(ct->dqdd[k]));
-        }
-        for (int c = 0; c < nr; c++) {
-            memcpy(x, J + (size_t)c * (size_t)nvt, (size_t)nvt * sizeof(double));
-            ck_assert(scene_solve_spd(da->M, nva, La, x));
-            ck_assert(scene_solve_spd(db->M, nvb, Lb, x + nva));
-            const double* colf = cf->dqdd + (size_t)c * (size_t)cf->nv_total;
-            const double* colt = ct->dqdd + (size_t)c * (size_t)ct->nv_total;
-            for (int j = 0; j < nvt; j++) {
-                ecol = fmax(ecol, fmax(fabs(colf[j] - x[j]), fabs(colf[j] - colt[j])) / cmax);
-            }
-            for (int k = 0; k < nr; k++) {
-                double v = 0.0;
-                for (int j = 0; j < nvt; j++) {
-                    v += J[(size_t)k * (size_t)nvt + j] * x[j];
-                }
-                scale = fmax(scale, fabs(v));
-                eref = fmax(eref, fabs(cf->K[k * nr + c] - v));
-                etf = fmax(etf, fabs(cf->K[k * nr + c] - ct->K[k * nr + c]));
-            }
-        }
+        k_case_crba(&c);
+        const double kmax = k_case_kmax(&c);
+        double eref, scale, etf, ecol;
+        k_case_compare(&c, true, &eref, &scale, &etf, &ecol);
         worst_ref = fmax(worst_ref, eref / scale);
         worst_tf = fmax(worst_tf, etf / kmax);
         worst_col = fmax(worst_col, ecol);
@@ -641,21 +707,80 @@ START_TEST(k_by_factorisation_matches_crba_and_test_forces) {
                       (unsigned long long)seed, etf / kmax);
         ck_assert_msg(ecol < 1e-10, "seed %llu: columns %g", (unsigned long long)seed, ecol);
         cases++;
-        free(J);
-        free(Jp);
-        free(La);
-        free(Lb);
-        free(x);
-        fb_csys_destroy(cf);
-        fb_csys_destroy(ct);
-        fb_data_destroy(da);
-        fb_data_destroy(db);
-        fb_model_destroy(ma);
-        fb_model_destroy(mb);
+        k_case_free(&c);
     }
     printf("K by factorisation, %d cases: vs J M^-1 J^T %.2e, vs test forces %.2e, columns "
            "%.2e\n",
            cases, worst_ref, worst_tf, worst_col);
+}
+END_TEST
+
+/* FB_K_BACKWARD (one backward pass per row, K_rc = sum du_r . D^-1 du_c over the shared
+ * bodies, no forward pass) against J (M + hB)^-1 J^T from CRBA and a dense Cholesky solve, and
+ * against FB_K_TEST_FORCES (a backward and a forward pass per column), to 1e-12 relative; on
+ * random trees with a free ball, rows of every kind (dof, joint, point, point against the ball,
+ * point against another body of the tree), in half the cases with implicit joint damping. Then
+ * qdd0 + sum lambda dqdd for random multipliers (fb_csys_apply: one summed response, as K has
+ * no columns) against the test-force columns' sum. The build is bit-identical when repeated. */
+START_TEST(k_by_backward_passes_matches_crba_and_test_forces) {
+    double worst_ref = 0.0, worst_tf = 0.0, worst_apply = 0.0;
+    int cases = 0, rows = 0;
+    for (uint64_t seed = 1; seed <= 60; seed++) {
+        k_case c;
+        if (!k_case_make(&c, seed * 59u, seed + 3000, FB_K_BACKWARD)) {
+            continue;
+        }
+        const int nr = c.nr, nva = c.nva, nvb = c.nvb, nvt = c.nvt;
+        fb_data *da = c.da, *db = c.db;
+        fb_error err;
+        double* K1 = malloc((size_t)nr * (size_t)nr * sizeof(double));
+        memcpy(K1, c.cm->K, (size_t)nr * (size_t)nr * sizeof(double));
+        ck_assert_int_eq(fb_csys_build(c.cm, &err), FB_OK);
+        ck_assert(memcmp(K1, c.cm->K, (size_t)nr * (size_t)nr * sizeof(double)) == 0);
+        /* the response to random multipliers: one summed pass against the columns' sum (before
+         * CRBA, which overwrites what ABA left) */
+        double* qdd0 = malloc((size_t)nvt * sizeof(double));
+        double* qddt = malloc((size_t)nvt * sizeof(double));
+        memcpy(qdd0, da->qdd, (size_t)nva * sizeof(double));
+        memcpy(qdd0 + nva, db->qdd, (size_t)nvb * sizeof(double));
+        for (int k = 0; k < nr; k++) {
+            c.ct->lambda[k] = c.cm->lambda[k] = scene_rng_uniform(&c.r, -10.0, 10.0);
+        }
+        fb_csys_apply(c.ct);
+        memcpy(qddt, da->qdd, (size_t)nva * sizeof(double));
+        memcpy(qddt + nva, db->qdd, (size_t)nvb * sizeof(double));
+        memcpy(da->qdd, qdd0, (size_t)nva * sizeof(double));
+        memcpy(db->qdd, qdd0 + nva, (size_t)nvb * sizeof(double));
+        fb_csys_apply(c.cm);
+        double amax = 1e-12, eapp = 0.0;
+        for (int j = 0; j < nvt; j++) {
+            const double b = j < nva ? da->qdd[j] : db->qdd[j - nva];
+            amax = fmax(amax, fabs(qddt[j] - qdd0[j]));
+            eapp = fmax(eapp, fabs(b - qddt[j]));
+        }
+        worst_apply = fmax(worst_apply, eapp / amax);
+        ck_assert_msg(eapp / amax < 1e-12, "seed %llu: apply %g", (unsigned long long)seed,
+                      eapp / amax);
+        k_case_crba(&c);
+        const double kmax = k_case_kmax(&c);
+        double eref, scale, etf, ecol;
+        k_case_compare(&c, false, &eref, &scale, &etf, &ecol);
+        worst_ref = fmax(worst_ref, eref / kmax);
+        worst_tf = fmax(worst_tf, etf / kmax);
+        ck_assert_msg(eref / kmax < 1e-12, "seed %llu: K vs J (M + hB)^-1 J^T %g",
+                      (unsigned long long)seed, eref / kmax);
+        ck_assert_msg(etf / kmax < 1e-12, "seed %llu: K vs test forces %g",
+                      (unsigned long long)seed, etf / kmax);
+        cases++;
+        rows += nr;
+        free(qdd0);
+        free(qddt);
+        free(K1);
+        k_case_free(&c);
+    }
+    printf("K by backward passes, %d cases, %d rows: vs J M^-1 J^T %.2e, vs test forces %.2e, "
+           "apply %.2e\n",
+           cases, rows, worst_ref, worst_tf, worst_apply);
 }
 END_TEST
 
@@ -1071,6 +1196,7 @@ static Suite* constraint_suite(void) {
     tcase_add_test(tc, k_matches_j_minv_jt_and_the_test_force_method);
     tcase_add_test(tc, k_of_rows_within_one_articulation_matches_j_minv_jt);
     tcase_add_test(tc, k_by_factorisation_matches_crba_and_test_forces);
+    tcase_add_test(tc, k_by_backward_passes_matches_crba_and_test_forces);
     tcase_add_test(tc, joint_space_solve_meets_the_lcp_conditions);
     tcase_add_test(tc, pgs_reaches_lemke_on_random_lcps);
     tcase_add_test(tc, mixed_and_friction_rows_meet_their_conditions);

@@ -152,6 +152,50 @@ START_TEST(phase2_reuses_phase1_for_new_forces) {
 }
 END_TEST
 
+/* fb_aba_phase1_velocities after the velocities alone changed (as after an impulse, with the
+ * stage cleared to positions) gives bit for bit what a full fb_aba gives, on random trees with
+ * and without implicit joint damping. */
+START_TEST(phase1_velocities_matches_full_phase1) {
+    for (uint64_t seed = 1; seed <= 30; seed++) {
+        fb_error err;
+        fb_model* m = ck_model(scene_random_tree(seed * 97u, 40, &err), &err);
+        fb_data* d = ck_data(m);
+        scene_rng r = scene_rng_make(seed + 77);
+        for (int i = 1; seed % 2 && i < m->nbody; i++) {
+            if (m->jtype[i] != FB_JOINT_FLOATING && m->jtype[i] != FB_JOINT_FIXED) {
+                ck_assert_int_eq(
+                    fb_model_set_damping(m, i, scene_rng_uniform(&r, 0.0, 20.0), &err), FB_OK);
+            }
+        }
+        d->damping_dt = seed % 2 ? 1.0 / 480.0 : 0.0;
+        scene_random_state(m, d, &r, 2.0, 10.0);
+        ck_assert_int_eq(fb_aba(m, d, &err), FB_OK);
+        const size_t nv = (size_t)m->nv, nb = (size_t)m->nbody;
+        for (size_t k = 0; k < nv; k++) {
+            d->qd[k] += scene_rng_uniform(&r, -1.0, 1.0);
+        }
+        d->stage = FB_STAGE_POS;
+        fb_aba_phase1_velocities(m, d);
+        fb_aba_phase2(m, d);
+        double* qdd = malloc(nv * sizeof(double) + 1);
+        fb_fv* pA_v = malloc(nb * sizeof(fb_fv));
+        fb_mv* c = malloc(nb * sizeof(fb_mv));
+        memcpy(qdd, d->qdd, nv * sizeof(double));
+        memcpy(pA_v, d->pA_v, nb * sizeof(fb_fv));
+        memcpy(c, d->c, nb * sizeof(fb_mv));
+        ck_assert_int_eq(fb_aba(m, d, &err), FB_OK);
+        ck_assert(memcmp(qdd, d->qdd, nv * sizeof(double)) == 0);
+        ck_assert(memcmp(pA_v + 1, d->pA_v + 1, (nb - 1) * sizeof(fb_fv)) == 0);
+        ck_assert(memcmp(c + 1, d->c + 1, (nb - 1) * sizeof(fb_mv)) == 0);
+        free(qdd);
+        free(pA_v);
+        free(c);
+        fb_data_destroy(d);
+        fb_model_destroy(m);
+    }
+}
+END_TEST
+
 /* Step used for central differences of kinematics: error ~h^2 ~1e-12, round-off ~eps/h. */
 #define FD_STEP 1e-6
 #define FD_TOL 1e-7
@@ -352,6 +396,7 @@ static Suite* dynamics_suite(void) {
     tcase_add_test(tc, joint_damping_explicit_and_implicit);
     tcase_add_test(tc, benchmark_models_pass_the_cross_checks);
     tcase_add_test(tc, phase2_reuses_phase1_for_new_forces);
+    tcase_add_test(tc, phase1_velocities_matches_full_phase1);
     tcase_add_test(tc, point_jacobian_matches_finite_differences);
     tcase_add_test(tc, point_acceleration_matches_finite_differences);
     tcase_add_test(tc, pendulum_matches_closed_form);

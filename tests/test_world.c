@@ -490,6 +490,60 @@ START_TEST(stepping_through_a_hit_conserves_momentum) {
 }
 END_TEST
 
+/* A forces hook that clears every articulation's stage: the world then makes the positions
+ * anew for phase 1 instead of reusing those its collision pass made. */
+static fb_status forget_positions(void* user, fb_world* w, fb_hook_phase phase, double t,
+                                  double h, fb_csys* cs, fb_error* err) {
+    (void)user;
+    (void)t;
+    (void)h;
+    (void)cs;
+    (void)err;
+    for (int k = 0; phase == FB_HOOK_FORCES && k < fb_world_nart(w); k++) {
+        fb_world_data(w, k)->stage = 0;
+    }
+    return FB_OK;
+}
+
+/* The world reuses the positions its collision pass made for the next substep's contacts and
+ * phase 1 (fb_aba_phase1_at_positions). The chain-and-ball hit stepped that way and stepped
+ * with every position made anew (the stage cleared before each step and in a forces hook) ends
+ * in bit-identical states, impact included. (After an impulse both redo only phase 1's velocity
+ * terms, fb_aba_phase1_velocities, checked against a full phase 1 in test_dynamics.) */
+START_TEST(reused_positions_give_bit_identical_steps) {
+    fb_model *cm[2], *bm[2];
+    fb_world* w[2];
+    for (int v = 0; v < 2; v++) {
+        w[v] = chain_and_ball(0.5, 0.6, &cm[v], &bm[v]);
+        fb_data* db = fb_world_data(w[v], 1);
+        ck_place(db, fb_v3_make(0.6, 0.5, 0.02), fb_quat_identity());
+        db->qd[4] = -10.0;
+    }
+    fb_world_set_hook(w[1], forget_positions, NULL);
+    for (int step = 0; step < 60; step++) {
+        for (int k = 0; k < 2; k++) {
+            fb_world_data(w[1], k)->stage = 0;
+        }
+        ck_step(w[0]);
+        ck_step(w[1]);
+    }
+    ck_assert_int_ge(fb_world_get_stats(w[0])->impacts, 1);
+    ck_assert_int_eq(fb_world_get_stats(w[0])->impacts, fb_world_get_stats(w[1])->impacts);
+    for (int k = 0; k < 2; k++) {
+        const fb_model* m = k == 0 ? cm[0] : bm[0];
+        const fb_data* a = fb_world_data(w[0], k);
+        const fb_data* b = fb_world_data(w[1], k);
+        ck_assert(memcmp(a->q, b->q, (size_t)m->nq * sizeof(double)) == 0);
+        ck_assert(memcmp(a->qd, b->qd, (size_t)m->nv * sizeof(double)) == 0);
+    }
+    for (int v = 0; v < 2; v++) {
+        fb_world_destroy(w[v]);
+        fb_model_destroy(cm[v]);
+        fb_model_destroy(bm[v]);
+    }
+}
+END_TEST
+
 /* ---- self-collision ---------------------------------------------------------------------- */
 
 /* Radius of the arm's and the post's capsules (m). */
@@ -772,6 +826,7 @@ static Suite* world_suite(void) {
     tcase_add_test(tc, ball_joint_chain_stays_within_cone_and_twist);
     tcase_add_test(tc, impact_conserves_momentum_and_energy);
     tcase_add_test(tc, stepping_through_a_hit_conserves_momentum);
+    tcase_add_test(tc, reused_positions_give_bit_identical_steps);
     tcase_add_test(tc, arm_swings_onto_a_post_of_its_own_articulation);
     tcase_add_test(tc, self_collision_table_checks_its_arguments);
     tcase_add_test(tc, folding_chain_keeps_momentum_through_self_contact);

@@ -103,14 +103,21 @@ typedef enum fb_k_method {
     FB_K_FACTOR = 1,      /* M of each articulation (CRBA) factored as L^T L along its tree
                              [RBDA §6.5]; column c = M^-1 J_c^T by one sparse solve. Cheaper
                              than test forces for many dof rows, dearer for a few point rows */
-    FB_K_JOINT_SPACE = 2  /* test forces, except for an articulation that has dof rows
+    FB_K_JOINT_SPACE = 2, /* test forces, except for an articulation that has dof rows
                              (FB_ROW_DOF) on at least 8 of its dofs, one row per dof at most,
                              such as a tracking controller's: that articulation's share of K and
                              of the responses is left out (K's entries between two of its dof
                              rows, columns and the rows' entries on it). fb_csys_solve solves it
                              in joint space with its M, forming what a solve still needs
                              (an impact's contact rows) on demand, and fb_csys_apply uses the
-                             solver's joint accelerations. What a world step uses. */
+                             solver's joint accelerations. What a world step uses; without
+                             such an articulation it forms K as FB_K_BACKWARD does */
+    FB_K_BACKWARD = 3     /* one backward pass of test forces per row and no forward pass:
+                             ABA's backward map Gamma (generalised force -> change of u) factors
+                             M^-1 = Gamma^T D^-1 Gamma, so K_rc = sum over the bodies on both
+                             rows' paths of du_r . D^-1 du_c. The columns dqdd are not formed;
+                             fb_csys_apply and fb_csys_impulse sum the rows' forces into one
+                             response per articulation */
 } fb_k_method;
 
 /* Rows over a set of articulations, the constraint matrix, and the solver's state. */
@@ -127,7 +134,8 @@ typedef struct fb_csys {
     double* lambda; /* (cap) multipliers; fb_csys_solve */
     double* dqdd;   /* (cap x total nv) column c's joint-acceleration response, per articulation
                        at offset col * nv_total + v_off[art]. FB_K_JOINT_SPACE: only for the
-                       dofs on the rows' paths to the root, none for an articulation left out */
+                       dofs on the rows' paths to the root, none for an articulation left out,
+                       and none at all when no articulation is left out; FB_K_BACKWARD: none */
     int v_off[FB_CSYS_MAX_ART];
     int nv_total;
     int iterations;  /* sweeps the last solve used (with a joint-space block: pivots) */
@@ -176,6 +184,24 @@ typedef struct fb_csys {
     int* in_dof;     /* (3 cap) ... dofs, generalised forces */
     double* in_tau;  /* (3 cap) */
     double* vwork;   /* (largest nv) */
+    /* FB_K_BACKWARD (and FB_K_JOINT_SPACE with no articulation left out): per row, du and
+     * D^-1 du of its backward pass (cap x nv_total, at the global dofs of the bodies on its
+     * paths) and those bodies (cap x nbody_total, global body index b_off[art] + body,
+     * highest first; kpn of them) */
+    double* kdu;
+    double* ky;
+    int* kpath;
+    int* kpn;        /* (cap) */
+    int* gdof;       /* (nbody_total) each body's first global dof ... */
+    int* gnv;        /* (nbody_total) ... and its dof count */
+    int nbody_total;
+    bool kbuilt;     /* the last build was by backward passes (kdu, ky, kpath valid) */
+    double* pgs_rhs; /* (cap) b - t of each row during the sweeps ... */
+    unsigned char* pgs_on; /* (cap) ... and whether the sweeps move it */
+    int* klist;      /* (nbody_total x cap) the rows whose paths pass through each body ... */
+    int* klen;       /* (nbody_total) ... and their count */
+    int* kseg;       /* (3 nbody_total) runs of adjoining dofs the same rows pass through: a
+                        body whose list applies, first global dof, count */
     fb_allocator alloc;
     void* block; /* the single allocation all arrays point into */
 } fb_csys;

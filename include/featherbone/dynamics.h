@@ -72,6 +72,18 @@ FB_API void fb_jac_body(const fb_model* m, const fb_data* d, int i, double* J);
  * FB_ENUMERIC if a D block is not positive definite (message names the body). */
 FB_API fb_status fb_aba_phase1(const fb_model* m, fb_data* d, fb_error* err);
 
+/* Phase 1 when the positions are current: X_up and X_0 of the current d->q (fb_kinematics_pos
+ * or phase 1 ran at this q, and FB_STAGE_POS is set) are used as they are, not made again by
+ * jcalc. The result is bit-identical to fb_aba_phase1's. Errors as fb_aba_phase1. */
+FB_API fb_status fb_aba_phase1_at_positions(const fb_model* m, fb_data* d, fb_error* err);
+
+/* Phase 1 again after only the velocities d->qd changed (an impulse): the velocity terms
+ * (v, c, the velocity-product bias forces) anew, the articulated inertias, U and D^-1 kept.
+ * The caller guarantees that fb_aba_phase1 ran at the same d->q and d->damping_dt and that
+ * nothing since changed them (the stage bits may have been cleared: FB_STAGE_POS is needed);
+ * the result is then bit-identical to fb_aba_phase1's. Sets FB_STAGE_VEL | FB_STAGE_ABA1. */
+FB_API void fb_aba_phase1_velocities(const fb_model* m, fb_data* d);
+
 /* Phase 2, forces (d->tau, d->f_ext) -> d->qdd and d->a. Needs FB_STAGE_ABA1. */
 FB_API void fb_aba_phase2(const fb_model* m, fb_data* d);
 

@@ -106,10 +106,10 @@ static void mark_path(const fb_model* m, int i, unsigned char* mark) {
     }
 }
 
-void fb_accel_delta_sum(const fb_model* m, fb_data* d, int nforce, const int* body,
-                        const fb_fv* f, int ntau, const int* dof, const double* tau,
-                        const unsigned char* visit, unsigned char* mark, double* dqdd) {
-    assert(d->stage & FB_STAGE_ABA1);
+/* Marks the union of the paths from the forces' bodies and the dofs' bodies to the root, and
+ * clears the bias change dpA and the generalised-force change du of every body on it. */
+static void mark_union(const fb_model* m, fb_data* d, int nforce, const int* body, int ntau,
+                       const int* dof, unsigned char* mark, double* du) {
     memset(mark, 0, (size_t)m->nbody);
     for (int k = 0; k < nforce; k++) {
         mark_path(m, body[k], mark);
@@ -121,10 +121,17 @@ void fb_accel_delta_sum(const fb_model* m, fb_data* d, int nforce, const int* bo
         if (mark[i]) {
             d->dpA[i] = fb_fv_zero();
             for (int k = m->v_adr[i]; k < m->v_adr[i] + m->jnv[i]; k++) {
-                d->du[k] = 0.0;
+                du[k] = 0.0;
             }
         }
     }
+}
+
+void fb_accel_delta_sum(const fb_model* m, fb_data* d, int nforce, const int* body,
+                        const fb_fv* f, int ntau, const int* dof, const double* tau,
+                        const unsigned char* visit, unsigned char* mark, double* dqdd) {
+    assert(d->stage & FB_STAGE_ABA1);
+    mark_union(m, d, nforce, body, ntau, dof, mark, d->du);
     /* an external force enters p^A with a minus sign [RBDA T7.1]; a generalised force on a
      * dof enters u */
     for (int k = 0; k < nforce; k++) {
@@ -161,4 +168,55 @@ void fb_accel_delta_sum(const fb_model* m, fb_data* d, int nforce, const int* bo
             d->da[i] = fb_aba_accel_down(m, d, i, a1, zero, dqdd + k0);
         }
     }
+}
+
+int fb_accel_delta_backward(const fb_model* m, fb_data* d, int nforce, const int* body,
+                            const fb_fv* f, int ntau, const int* dof, const double* tau,
+                            unsigned char* mark, int* path, double* du, double* y) {
+    assert(d->stage & FB_STAGE_ABA1);
+    if (nforce == 1 && ntau == 0 && body[0] > 0) {
+        /* one force (a contact's row): straight up its path */
+        int n = 0;
+        fb_fv dpA = fb_fv_scale(fb_xf_fv(d->X_0[body[0]], f[0]), -1.0);
+        for (int j = body[0]; j != 0; j = m->parent[j]) {
+            path[n++] = j;
+            const int k0 = m->v_adr[j];
+            for (int k = 0; k < m->jnv[j]; k++) {
+                du[k0 + k] = 0.0;
+            }
+            dpA = fb_aba_response_up(m, d, j, dpA, du + k0, y + k0);
+        }
+        return n;
+    }
+    mark_union(m, d, nforce, body, ntau, dof, mark, du);
+    /* an external force enters p^A with a minus sign [RBDA T7.1]; a generalised force on a
+     * dof enters u */
+    for (int k = 0; k < nforce; k++) {
+        if (body[k] > 0) {
+            d->dpA[body[k]] = fb_fv_sub(d->dpA[body[k]], fb_xf_fv(d->X_0[body[k]], f[k]));
+        }
+    }
+    for (int k = 0; k < ntau; k++) {
+        du[dof[k]] += tau[k];
+    }
+    /* leaves first: a body's change of bias is complete when it is reached */
+    int n = 0;
+    for (int j = m->nbody - 1; j >= 1; j--) {
+        if (!mark[j]) {
+            continue;
+        }
+        path[n++] = j;
+        const int k0 = m->v_adr[j];
+        const fb_fv up = fb_aba_response_up(m, d, j, d->dpA[j], du + k0, y + k0);
+        const int p = m->parent[j];
+        if (p != 0) {
+            d->dpA[p] = fb_fv_add(d->dpA[p], up);
+        }
+    }
+    return n;
+}
+
+void fb_accel_delta_forward(const fb_model* m, fb_data* d, double* dqdd) {
+    assert(d->stage & FB_STAGE_ABA1);
+    forward_all(m, d, dqdd);
 }

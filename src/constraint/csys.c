@@ -164,6 +164,18 @@ static size_t layout(fb_csys* cs, char* base, int cap, int nv_total) {
     cs->in_dof = fb_block_carve(base, &off, 3 * c * sizeof(int));
     cs->in_tau = fb_block_carve(base, &off, 3 * c * sizeof(double));
     cs->vwork = fb_block_carve(base, &off, nmax * sizeof(double));
+    cs->nbody_total = (int)bsum;
+    cs->kdu = fb_block_carve(base, &off, c * nvt * sizeof(double));
+    cs->ky = fb_block_carve(base, &off, c * nvt * sizeof(double));
+    cs->kpath = fb_block_carve(base, &off, c * bsum * sizeof(int));
+    cs->kpn = fb_block_carve(base, &off, c * sizeof(int));
+    cs->gdof = fb_block_carve(base, &off, bsum * sizeof(int));
+    cs->gnv = fb_block_carve(base, &off, bsum * sizeof(int));
+    cs->pgs_rhs = fb_block_carve(base, &off, c * sizeof(double));
+    cs->pgs_on = fb_block_carve(base, &off, c * sizeof(unsigned char));
+    cs->klist = fb_block_carve(base, &off, bsum * c * sizeof(int));
+    cs->klen = fb_block_carve(base, &off, bsum * sizeof(int));
+    cs->kseg = fb_block_carve(base, &off, 3 * bsum * sizeof(int));
     cs->M = fb_block_carve(base, &off, msum * sizeof(double));
     cs->L = fb_block_carve(base, &off, lsum * sizeof(double));
     cs->e = fb_block_carve(base, &off, nvt * sizeof(double));
@@ -215,6 +227,10 @@ fb_csys* fb_csys_create(int nart, const fb_model* const* m, fb_data* const* d, i
         for (int j = 0; j < m[k]->nv; j++) {
             cs->dof_art[cs->v_off[k] + j] = k;
         }
+        for (int i = 0; i < m[k]->nbody; i++) {
+            cs->gdof[cs->b_off[k] + (size_t)i] = cs->v_off[k] + m[k]->v_adr[i];
+            cs->gnv[cs->b_off[k] + (size_t)i] = m[k]->jnv[i];
+        }
     }
     cs->k_method = FB_K_TEST_FORCES;
     fb_ok(err);
@@ -233,6 +249,7 @@ void fb_csys_destroy(fb_csys* cs) {
 /* Forgets what the last build and solve left beside K (M, lazy blocks, joint accelerations). */
 static void forget_build(fb_csys* cs) {
     cs->restricted = false;
+    cs->kbuilt = false;
     memset(cs->m_valid, 0, sizeof cs->m_valid);
     memset(cs->m_ready, 0, sizeof cs->m_ready);
     memset(cs->l_valid, 0, sizeof cs->l_valid);
@@ -448,6 +465,163 @@ static void build_test_forces(fb_csys* cs) {
                                  point_force(cs->d[b], row->body_b, row->p_b, fb_v3_neg(row->n)),
                                  qb);
             collect(cs, b, c, qb);
+        }
+    }
+}
+
+/* a . b over n entries, in four running sums (a single sum waits on each addition's latency;
+ * the order is fixed, so the result is the same on every run). With GCC or Clang and SSE2 the
+ * four sums are two pairs of lanes, each lane doing exactly the arithmetic of its scalar sum,
+ * so both forms give the same bits. */
+#if defined(__GNUC__) && defined(__SSE2__)
+typedef double fb_v2d __attribute__((vector_size(16), aligned(8)));
+static inline double dot4(const double* a, const double* b, int n) {
+    fb_v2d s01 = {0.0, 0.0}, s23 = {0.0, 0.0};
+    int k = 0;
+    for (; k + 4 <= n; k += 4) {
+        fb_v2d a01, a23, b01, b23; /* unaligned loads, without aliasing a double as a vector */
+        memcpy(&a01, a + k, sizeof a01);
+        memcpy(&a23, a + k + 2, sizeof a23);
+        memcpy(&b01, b + k, sizeof b01);
+        memcpy(&b23, b + k + 2, sizeof b23);
+        s01 += a01 * b01;
+        s23 += a23 * b23;
+    }
+    double s0 = s01[0];
+    for (; k < n; k++) {
+        s0 += a[k] * b[k];
+    }
+    return (s0 + s01[1]) + (s23[0] + s23[1]);
+}
+#else
+static inline double dot4(const double* a, const double* b, int n) {
+    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+    int k = 0;
+    for (; k + 4 <= n; k += 4) {
+        s0 += a[k] * b[k];
+        s1 += a[k + 1] * b[k + 1];
+        s2 += a[k + 2] * b[k + 2];
+        s3 += a[k + 3] * b[k + 3];
+    }
+    for (; k < n; k++) {
+        s0 += a[k] * b[k];
+    }
+    return (s0 + s1) + (s2 + s3);
+}
+#endif
+
+/* ---- K by backward passes alone (FB_K_BACKWARD) ----------------------------------------------
+ * ABA's backward pass maps a generalised force tau to du (the change of u at every dof on the
+ * inputs' paths), du = Gamma tau, and its forward pass maps du to qdd = Gamma^T D^-1 du, so
+ * M^-1 = Gamma^T D^-1 Gamma and K_rc = J_r M^-1 J_c^T = (Gamma J_r^T) . D^-1 (Gamma J_c^T): the
+ * dot product of row r's du with row c's D^-1 du over the bodies on both rows' paths (this is
+ * the operational-space inverse inertia, Lambda^-1 = J M^-1 J^T, computed as in Featherstone,
+ * "Exploiting sparsity in operational-space dynamics", IJRR 2010, without forming the 6 x 6
+ * blocks). One backward pass per row, no forward pass, and the dot products run over the
+ * shared part of two paths only (a foot's and the other foot's rows meet at the root). */
+
+static void row_inputs(fb_csys* cs, int c, int k, double l, int* nf, int* nt);
+
+/* Row r's backward pass in every articulation it acts on: du, D^-1 du and its bodies. */
+static void backward_row(fb_csys* cs, int r) {
+    const fb_row* row = &cs->row[r];
+    const size_t nvt = (size_t)cs->nv_total;
+    double* du = cs->kdu + (size_t)r * nvt;
+    double* y = cs->ky + (size_t)r * nvt;
+    int* path = cs->kpath + (size_t)r * (size_t)cs->nbody_total;
+    int len = 0;
+    /* articulations from the last: the list of bodies stays sorted, highest global index first */
+    for (int k = cs->nart - 1; k >= 0; k--) {
+        if (row->art != k && !(row->type == FB_ROW_POINT && row->art_b == k)) {
+            continue;
+        }
+        int nf = 0, nt = 0;
+        row_inputs(cs, r, k, 1.0, &nf, &nt);
+        int* p = path + len;
+        const int np = fb_accel_delta_backward(cs->m[k], cs->d[k], nf, cs->in_body, cs->in_f, nt,
+                                               cs->in_dof, cs->in_tau, cs->mark, p,
+                                               du + cs->v_off[k], y + cs->v_off[k]);
+        for (int i = 0; i < np; i++) {
+            p[i] += (int)cs->b_off[k];
+        }
+        len += np;
+    }
+    cs->kpn[r] = len;
+}
+
+/* du_r . y_c over n dofs (a hinge, a ball, a free joint unrolled). */
+static inline double body_dot(const double* du, const double* y, int n) {
+    switch (n) {
+    case 1:
+        return du[0] * y[0];
+    case 3:
+        return du[0] * y[0] + du[1] * y[1] + du[2] * y[2];
+    case 6:
+        return (du[0] * y[0] + du[1] * y[1] + du[2] * y[2]) +
+               (du[3] * y[3] + du[4] * y[4] + du[5] * y[5]);
+    default:
+        return dot4(du, y, n);
+    }
+}
+
+/* K from the rows' backward passes, body by body: each body adds du_r . y_c over its dofs to
+ * K_rc for every pair of rows whose paths pass through it (its share of Gamma^T D^-1 Gamma). */
+static void build_backward(fb_csys* cs) {
+    const int nr = cs->nrow, nb = cs->nbody_total;
+    const size_t nvt = (size_t)cs->nv_total, cap = (size_t)cs->cap;
+    cs->restricted = true; /* no columns: fb_csys_apply sums the rows' du */
+    cs->kbuilt = true;
+    memset(cs->klen, 0, (size_t)nb * sizeof(int));
+    for (int r = 0; r < nr; r++) {
+        backward_row(cs, r);
+        const int* path = cs->kpath + (size_t)r * (size_t)nb;
+        for (int i = 0; i < cs->kpn[r]; i++) {
+            const int g = path[i];
+            cs->klist[(size_t)g * cap + (size_t)cs->klen[g]++] = r;
+        }
+    }
+    for (int r = 0; r < nr; r++) {
+        memset(cs->K + (size_t)r * (size_t)nr, 0, (size_t)(r + 1) * sizeof(double));
+    }
+    /* bodies that the same rows pass through and whose dofs adjoin (a leg's thigh, shin and
+     * foot under the foot's and toe's rows) are taken together as one run of dofs */
+    int nseg = 0;
+    for (int g = nb - 1; g >= 0; g--) {
+        const int n = cs->gnv[g], len = cs->klen[g];
+        if (n == 0 || len == 0) {
+            continue;
+        }
+        const int s = nseg - 1;
+        if (s >= 0 && cs->klen[cs->kseg[3 * s]] == len && cs->gdof[g] + n == cs->kseg[3 * s + 1] &&
+            memcmp(cs->klist + (size_t)cs->kseg[3 * s] * cap, cs->klist + (size_t)g * cap,
+                   (size_t)len * sizeof(int)) == 0) {
+            cs->kseg[3 * s + 1] = cs->gdof[g];
+            cs->kseg[3 * s + 2] += n;
+        } else {
+            cs->kseg[3 * nseg] = g;
+            cs->kseg[3 * nseg + 1] = cs->gdof[g];
+            cs->kseg[3 * nseg + 2] = n;
+            nseg++;
+        }
+    }
+    /* runs from the highest global index down, rows in order: a fixed order of the sums */
+    for (int q = 0; q < nseg; q++) {
+        const int g = cs->kseg[3 * q], len = cs->klen[g], n = cs->kseg[3 * q + 2];
+        const int* rows = cs->klist + (size_t)g * cap;
+        const size_t k0 = (size_t)cs->kseg[3 * q + 1];
+        for (int i = 0; i < len; i++) {
+            const int r = rows[i];
+            const double* du = cs->kdu + (size_t)r * nvt + k0;
+            double* Kr = cs->K + (size_t)r * (size_t)nr;
+            for (int j = 0; j <= i; j++) {
+                const int c = rows[j];
+                Kr[c] += body_dot(du, cs->ky + (size_t)c * nvt + k0, n);
+            }
+        }
+    }
+    for (int r = 0; r < nr; r++) {
+        for (int c = 0; c < r; c++) {
+            cs->K[c * nr + r] = cs->K[r * nr + c];
         }
     }
 }
@@ -769,9 +943,21 @@ fb_status fb_csys_build(fb_csys* cs, fb_error* err) {
         build_test_forces(cs);
         return fb_ok(err);
     }
+    if (cs->k_method == FB_K_BACKWARD) {
+        build_backward(cs);
+        return fb_ok(err);
+    }
     s = factor_all(cs, cs->k_method == FB_K_JOINT_SPACE, err);
     if (s != FB_OK) {
         return s;
+    }
+    bool any_lazy = false;
+    for (int k = 0; k < cs->nart; k++) {
+        any_lazy = any_lazy || cs->lazy[k];
+    }
+    if (cs->k_method == FB_K_JOINT_SPACE && !any_lazy) {
+        build_backward(cs); /* nothing left out: no joint-space solve, and no columns needed */
+        return fb_ok(err);
     }
     int start = 0;
     for (int r = 0; r < nr; r++) {
@@ -825,7 +1011,8 @@ static double warm_value(const fb_csys* cs, uint64_t id, int hint) {
 static void bounds(const fb_csys* cs, int r, double* lo, double* hi) {
     const fb_row* row = &cs->row[r];
     if (row->friction_of >= 0) {
-        const double limit = row->mu * fmax(0.0, cs->lambda[row->friction_of]);
+        const double ln = cs->lambda[row->friction_of];
+        const double limit = row->mu * (ln > 0.0 ? ln : 0.0);
         *lo = -limit;
         *hi = limit;
     } else {
@@ -848,11 +1035,7 @@ static double rhs_target(const fb_csys* cs, const lcp_rhs* q, int r) {
 /* w_r = (K lambda)_r + b_r - t_r. */
 static double row_w(const fb_csys* cs, const lcp_rhs* q, int r) {
     const int nr = cs->nrow;
-    double w = q->b[r] - rhs_target(cs, q, r);
-    for (int c = 0; c < nr; c++) {
-        w += cs->K[r * nr + c] * cs->lambda[c];
-    }
-    return w;
+    return (q->b[r] - rhs_target(cs, q, r)) + dot4(cs->K + (size_t)r * (size_t)nr, cs->lambda, nr);
 }
 
 /* How far row r with multiplier lambda_r and residual w violates its LCP conditions. */
@@ -883,16 +1066,18 @@ static double lcp_residual(const fb_csys* cs, const lcp_rhs* q) {
     return worst;
 }
 /* One projected Gauss-Seidel update of row r; returns how far its multiplier moved. */
-static double pgs_row(fb_csys* cs, const lcp_rhs* q, int r) {
-    const int nr = cs->nrow;
-    const double Krr = cs->K[r * nr + r];
-    if (!(Krr > 0.0) || isinf(rhs_target(cs, q, r))) {
+static double pgs_row(fb_csys* cs, int r) {
+    if (!cs->pgs_on[r]) {
         return 0.0; /* a row no force can move, or one left out of this solve */
     }
-    const double w = row_w(cs, q, r);
+    const int nr = cs->nrow;
+    const double w = cs->pgs_rhs[r] + dot4(cs->K + (size_t)r * (size_t)nr, cs->lambda, nr);
     double lo, hi;
     bounds(cs, r, &lo, &hi);
-    const double l = fmin(hi, fmax(lo, cs->lambda[r] - w / Krr));
+    /* fmin(hi, fmax(lo, v)) for lo <= hi, without the library calls */
+    const double v = cs->lambda[r] - w / cs->K[r * nr + r];
+    const double vl = v > lo ? v : lo;
+    const double l = vl < hi ? vl : hi;
     const double moved = fabs(l - cs->lambda[r]);
     cs->lambda[r] = l;
     return moved;
@@ -1028,6 +1213,12 @@ static void pgs_sweeps(fb_csys* cs, const lcp_rhs* q, const fb_pgs_opts* o) {
     }
     cs->blk_ver = 1;
     cs->blk_fver = 0;
+    /* what stays fixed during the sweeps: which rows move, and b - t (w = K lambda + b - t) */
+    for (int r = 0; r < nr; r++) {
+        const double t = rhs_target(cs, q, r);
+        cs->pgs_on[r] = cs->K[r * nr + r] > 0.0 && !isinf(t);
+        cs->pgs_rhs[r] = q->b[r] - t;
+    }
     int it = 0;
     for (; it < o->max_iter; it++) {
         double moved = nb > 0 ? block_step(cs, q, nb) : 0.0;
@@ -1036,7 +1227,8 @@ static void pgs_sweeps(fb_csys* cs, const lcp_rhs* q, const fb_pgs_opts* o) {
                 i++;
                 continue;
             }
-            moved = fmax(moved, pgs_row(cs, q, r));
+            const double mr = pgs_row(cs, r);
+            moved = mr > moved ? mr : moved;
         }
         if (moved <= o->tol) {
             it++;
@@ -1876,6 +2068,38 @@ static void add_responses(fb_csys* cs, bool to_velocity) {
             const double* e = cs->e + cs->v_off[k];
             for (int j = 0; j < nv; j++) {
                 x[j] += e[j];
+            }
+            continue;
+        }
+        if (cs->kbuilt) {
+            /* K by backward passes: the response to all the rows is the forward pass of
+             * du = sum_r lambda_r du_r, from each row's du kept by the build */
+            fb_data* d = cs->d[k];
+            const size_t nvt = (size_t)cs->nv_total, nb = (size_t)cs->nbody_total;
+            const int g0 = (int)cs->b_off[k], g1 = g0 + cs->m[k]->nbody;
+            memset(d->du, 0, (size_t)nv * sizeof(double));
+            bool any = false;
+            for (int r = 0; r < cs->nrow; r++) {
+                const double l = cs->lambda[r];
+                const int* path = cs->kpath + (size_t)r * nb;
+                const double* du = cs->kdu + (size_t)r * nvt;
+                for (int i = 0; l != 0.0 && i < cs->kpn[r]; i++) {
+                    const int g = path[i];
+                    if (g < g0 || g >= g1) {
+                        continue;
+                    }
+                    for (int j = cs->gdof[g]; j < cs->gdof[g] + cs->gnv[g]; j++) {
+                        d->du[j - cs->v_off[k]] += l * du[j];
+                    }
+                    any = true;
+                }
+            }
+            if (any) {
+                phase1_again(cs, k);
+                fb_accel_delta_forward(cs->m[k], d, cs->vwork);
+                for (int j = 0; j < nv; j++) {
+                    x[j] += cs->vwork[j];
+                }
             }
             continue;
         }

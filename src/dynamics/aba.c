@@ -94,12 +94,16 @@ static bool joint_inertia(const fb_model* m, fb_data* d, int i) {
     return generic_joint_inertia(m, d, i);
 }
 
-fb_status fb_aba_phase1(const fb_model* m, fb_data* d, fb_error* err) {
+/* Phase 1; `positions`: jcalc, X_up and X_0 are made too (else they are current). */
+static fb_status phase1(const fb_model* m, fb_data* d, bool positions, fb_error* err) {
     /* root to leaves: kinematics; every body starts as a rigid body with its
      * velocity-product bias force */
     fb_kin_world(d);
     for (int i = 1; i < m->nbody; i++) {
-        fb_kin_body(m, d, i);
+        if (positions) {
+            fb_kin_body_pos(m, d, i);
+        }
+        fb_kin_body_vel(m, d, i);
         d->IA[i] = fb_abi_from_rbi(m->I[i]);
         d->pA_v[i] = fb_crf(d->v[i], fb_rbi_mv(m->I[i], d->v[i]));
     }
@@ -115,6 +119,26 @@ fb_status fb_aba_phase1(const fb_model* m, fb_data* d, fb_error* err) {
     }
     d->stage = FB_STAGE_POS | FB_STAGE_VEL | FB_STAGE_ABA1;
     return fb_ok(err);
+}
+
+fb_status fb_aba_phase1(const fb_model* m, fb_data* d, fb_error* err) {
+    return phase1(m, d, true, err);
+}
+
+fb_status fb_aba_phase1_at_positions(const fb_model* m, fb_data* d, fb_error* err) {
+    assert(d->stage & FB_STAGE_POS);
+    return phase1(m, d, false, err);
+}
+
+void fb_aba_phase1_velocities(const fb_model* m, fb_data* d) {
+    assert(d->stage & FB_STAGE_POS);
+    /* root to leaves: the velocity terms of phase 1, as fb_aba_phase1 computes them */
+    fb_kin_world(d);
+    for (int i = 1; i < m->nbody; i++) {
+        fb_kin_body_vel(m, d, i);
+        d->pA_v[i] = fb_crf(d->v[i], fb_rbi_mv(m->I[i], d->v[i]));
+    }
+    d->stage = FB_STAGE_POS | FB_STAGE_VEL | FB_STAGE_ABA1;
 }
 
 /* Whether body i's joint uses the ball-joint closed forms (D = A); with implicit damping its
@@ -207,6 +231,69 @@ fb_fv fb_aba_bias_up(const fb_model* m, const fb_data* d, int i, fb_fv pA, const
 fb_mv fb_aba_accel_down(const fb_model* m, const fb_data* d, int i, fb_mv a1, const double* u,
                         double* qdd) {
     return accel_down(m, d, i, a1, u, qdd);
+}
+
+fb_fv fb_aba_response_up(const fb_model* m, const fb_data* d, int i, fb_fv pA, double* du,
+                         double* y) {
+    const int k0 = m->v_adr[i], n = m->jnv[i];
+    fb_fv pa;
+    if (ball_closed_form(m, d, i)) {
+        /* S^T pA is the top half of pA; U D^-1 du = [du; B^T A^-1 du] */
+        const fb_v3 uu = fb_v3_sub(fb_v3_make(du[0], du[1], du[2]), pA.n);
+        const double* A = d->D_inv + 36 * i;
+        const fb_v3 w = {A[0] * uu.x + A[1] * uu.y + A[2] * uu.z,
+                         A[3] * uu.x + A[4] * uu.y + A[5] * uu.z,
+                         A[6] * uu.x + A[7] * uu.y + A[8] * uu.z};
+        du[0] = uu.x;
+        du[1] = uu.y;
+        du[2] = uu.z;
+        y[0] = w.x;
+        y[1] = w.y;
+        y[2] = w.z;
+        const fb_v3 pn = fb_v3_add(pA.n, uu);
+        const fb_v3 pf = fb_v3_add(pA.f, fb_m3_tr_mv(d->IA[i].B, w));
+        if (pn.x == 0.0 && pn.y == 0.0 && pn.z == 0.0) {
+            /* no test torque on the joint: the moment passed on is zero (exactly: pA.n + (0 -
+             * pA.n)), and X^T [0; f] = [r x E^T f; E^T f] */
+            const fb_v3 ff = fb_m3_tr_mv(d->X_up[i].E, pf);
+            return (fb_fv){fb_v3_cross(d->X_up[i].r, ff), ff};
+        }
+        pa = (fb_fv){pn, pf};
+    } else {
+        const double* Dinv = d->D_inv + 36 * i;
+        if (m->jtype[i] == FB_JOINT_FLOATING) {
+            /* S = 1: S^T pA = [pA.n; pA.f] */
+            const double p6[6] = {pA.n.x, pA.n.y, pA.n.z, pA.f.x, pA.f.y, pA.f.z};
+            for (int k = 0; k < 6; k++) {
+                du[k] -= p6[k];
+            }
+        } else {
+            for (int k = 0; k < n; k++) {
+                du[k] -= fb_mv_dot_fv(m->S[k0 + k], pA);
+            }
+        }
+        if (m->parent[i] == 0) {
+            /* nothing to hand on: D^-1 du alone */
+            for (int r = 0; r < n; r++) {
+                double v = 0.0;
+                for (int c = 0; c < n; c++) {
+                    v += Dinv[r * n + c] * du[c];
+                }
+                y[r] = v;
+            }
+            return fb_fv_zero();
+        }
+        pa = pA;
+        for (int r = 0; r < n; r++) {
+            double v = 0.0;
+            for (int c = 0; c < n; c++) {
+                v += Dinv[r * n + c] * du[c];
+            }
+            y[r] = v;
+            pa = fb_fv_axpy(pa, v, d->U[k0 + r]);
+        }
+    }
+    return fb_xf_tr_fv(d->X_up[i], pa);
 }
 
 void fb_aba_phase2(const fb_model* m, fb_data* d) {

@@ -16,4 +16,15 @@ fb_fv fb_aba_bias_up(const fb_model* m, const fb_data* d, int i, fb_fv pA, const
 fb_mv fb_aba_accel_down(const fb_model* m, const fb_data* d, int i, fb_mv a1, const double* u,
                         double* qdd);
 
+/* The backward step of a response to test inputs (every velocity and gravity term zero) for
+ * body i, given pA, the change of its bias force (its own test force and every child's share
+ * added). du (n_i values) holds the test torques on its dofs on entry and du = tau - S^T pA on
+ * return; y (n_i values) gets D^-1 du. Returns the change handed to the parent, in the
+ * parent's coordinates: X_up^T (pA + U D^-1 du), or zero when the parent is the world. With
+ * the forward step (fb_aba_accel_down) this is M^-1 = Gamma^T D^-1 Gamma, Gamma the backward
+ * map from generalised forces to du, so for two inputs K_rc = sum over bodies of du_r . y_c
+ * (src/constraint/csys.c). */
+fb_fv fb_aba_response_up(const fb_model* m, const fb_data* d, int i, fb_fv pA, double* du,
+                         double* y);
+
 #endif /* FB_DYNAMICS_ABA_H */

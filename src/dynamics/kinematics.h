@@ -18,13 +18,19 @@ static inline void fb_kin_body_pos(const fb_model* m, fb_data* d, int i) {
     d->X_0[i] = (p == 0) ? d->X_up[i] : fb_xf_mul(d->X_up[i], d->X_0[p]);
 }
 
-/* Body i's positions, then vJ, v and c from d->qd [RBDA T7.1]; cJ = 0 for our joints. */
-static inline void fb_kin_body(const fb_model* m, fb_data* d, int i) {
-    fb_kin_body_pos(m, d, i);
+/* Body i's vJ, v and c from d->qd [RBDA T7.1] (X_up current, the parent's v done); cJ = 0
+ * for our joints. */
+static inline void fb_kin_body_vel(const fb_model* m, fb_data* d, int i) {
     const fb_mv vJ = fb_S_mul(m, i, d->qd);
     d->vJ[i] = vJ;
     d->v[i] = fb_mv_add(fb_xf_mv(d->X_up[i], d->v[m->parent[i]]), vJ);
     d->c[i] = fb_crm(d->v[i], vJ);
+}
+
+/* Body i's positions, then its velocities. */
+static inline void fb_kin_body(const fb_model* m, fb_data* d, int i) {
+    fb_kin_body_pos(m, d, i);
+    fb_kin_body_vel(m, d, i);
 }
 
 /* The world body's entries, before a forward pass. */

@@ -42,6 +42,8 @@ struct fb_world {
     int nself[FB_CSYS_MAX_ART];         /* pairs switched on in self_on[k] */
     double* q_save[FB_CSYS_MAX_ART];
     double* qd_save[FB_CSYS_MAX_ART];
+    double* q_pos[FB_CSYS_MAX_ART]; /* (nq) the q at which the world last made X_up, X_0 ... */
+    bool pos_known[FB_CSYS_MAX_ART]; /* ... if it did */
     fb_csys* cs;
     fb_contact* con; /* touching contacts at the current state */
     int ncon;
@@ -152,6 +154,7 @@ static size_t layout(fb_world* w, char* base, int max_rows) {
         const size_t nb = (size_t)w->m[k]->nbody;
         w->q_save[k] = fb_block_carve(base, &off, (size_t)w->m[k]->nq * sizeof(double));
         w->qd_save[k] = fb_block_carve(base, &off, (size_t)w->m[k]->nv * sizeof(double));
+        w->q_pos[k] = fb_block_carve(base, &off, (size_t)w->m[k]->nq * sizeof(double));
         w->self_on[k] = fb_block_carve(base, &off, nb * nb * sizeof(uint8_t));
     }
     return off;
@@ -419,12 +422,30 @@ void fb_world_reset_stats(fb_world* w) {
 
 /* ---- contacts ---------------------------------------------------------------------------- */
 
-/* Every touching contact at the current positions (position kinematics done here). */
+/* Whether articulation k's X_up and X_0 are those of its current q, made by the world (the
+ * positions at the end of a substep serve the next substep's contacts and ABA): same q, and
+ * nothing since cleared the stage (integration and backtracking do). */
+static bool positions_current(const fb_world* w, int k) {
+    return w->pos_known[k] && (w->d[k]->stage & FB_STAGE_POS) &&
+           memcmp(w->q_pos[k], w->d[k]->q, (size_t)w->m[k]->nq * sizeof(double)) == 0;
+}
+
+/* Notes that articulation k's positions were made at its current q. */
+static void note_positions(fb_world* w, int k) {
+    memcpy(w->q_pos[k], w->d[k]->q, (size_t)w->m[k]->nq * sizeof(double));
+    w->pos_known[k] = true;
+}
+
+/* Every touching contact at the current positions (position kinematics done here, unless
+ * the world made them at this q already). */
 static fb_status collide_all(fb_world* w, fb_contact* out, int* n, fb_error* err) {
     const int cap = w->o.max_contacts;
     *n = 0;
     for (int k = 0; k < w->nart; k++) {
-        fb_kinematics_pos(w->m[k], w->d[k]);
+        if (!positions_current(w, k)) {
+            fb_kinematics_pos(w->m[k], w->d[k]);
+            note_positions(w, k);
+        }
     }
     fb_status s = FB_OK;
     for (int k = 0; s == FB_OK && k < w->nart; k++) {
@@ -621,13 +642,27 @@ static fb_status add_limit_row(fb_world* w, int art, int body, int kind, const l
 static fb_status run_aba(fb_world* w, double h, fb_error* err) {
     for (int k = 0; k < w->nart; k++) {
         w->d[k]->damping_dt = h;
-        const fb_status s = fb_aba_phase1(w->m[k], w->d[k], err);
+        /* the positions of the contacts just found serve phase 1 as well (bit-identical) */
+        const fb_status s = positions_current(w, k)
+                                ? fb_aba_phase1_at_positions(w->m[k], w->d[k], err)
+                                : fb_aba_phase1(w->m[k], w->d[k], err);
         if (s != FB_OK) {
             return s;
         }
+        note_positions(w, k);
         fb_aba_phase2(w->m[k], w->d[k]);
     }
     return FB_OK;
+}
+
+/* ABA again after an impulse changed only the velocities: phase 1's position terms (the
+ * articulated inertias, U, D^-1) are those of run_aba at the same positions and damping step,
+ * so only its velocity terms are made anew (bit-identical to a full phase 1). */
+static void run_aba_velocities(fb_world* w) {
+    for (int k = 0; k < w->nart; k++) {
+        fb_aba_phase1_velocities(w->m[k], w->d[k]);
+        fb_aba_phase2(w->m[k], w->d[k]);
+    }
 }
 
 /* Adds scale times the multipliers of the world's point rows (contacts) to the impulses
@@ -726,10 +761,8 @@ static fb_status substep(fb_world* w, double h, fb_error* err) {
     if (impacts(w)) {
         t1 = now_s();
         w->st.t_solve += t1 - t0;
-        s = run_aba(w, h, err);
-        if (s == FB_OK) {
-            s = fb_csys_build_a0(cs, err);
-        }
+        run_aba_velocities(w);
+        s = fb_csys_build_a0(cs, err);
         if (s != FB_OK) {
             return s;
         }

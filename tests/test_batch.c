@@ -103,8 +103,7 @@ static void check_blocks(const char* text) {
 static char dir[256];
 
 static void make_dir(void) {
-    snprintf(dir, sizeof dir, "/tmp/fb_test_batch_XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(dir));
+    ck_tmpdir(dir, sizeof dir, "batch");
 }
 
 static void remove_dir(void) {

@@ -84,8 +84,8 @@ START_TEST(bench_peers_runs_or_says_why_not) {
 END_TEST
 
 START_TEST(export_model_writes_mjcf) {
-    char dir[] = "/tmp/fbxmlXXXXXX", out[256], cmd[1024];
-    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char dir[64], out[256], cmd[1024];
+    ck_tmpdir(dir, sizeof dir, "xml");
     snprintf(out, sizeof out, "%s/m.xml", dir);
     snprintf(cmd, sizeof cmd, "export-model '%s/good.bvh' -o '%s'", FB_TEST_DATA_DIR, out);
     ck_assert_int_eq(run(cmd, buf, sizeof buf), 0);
@@ -125,8 +125,8 @@ START_TEST(info_describes_a_clip) {
 END_TEST
 
 START_TEST(convert_writes_whole_files_or_none) {
-    char dir[] = "/tmp/fbcliXXXXXX";
-    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char dir[64];
+    ck_tmpdir(dir, sizeof dir, "cli");
     char cmd[2048], out[256];
     snprintf(out, sizeof out, "%s/out.bvh", dir);
     /* malformed input: exit 2, a message with the line, and no file left behind */
@@ -188,8 +188,8 @@ static bool same_bytes(const char* a, const char* b) {
 }
 
 START_TEST(simulate_writes_its_outputs_or_explains) {
-    char dir[] = "/tmp/fbsimXXXXXX";
-    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char dir[64];
+    ck_tmpdir(dir, sizeof dir, "sim");
     char cmd[4096];
     const char* clip = FB_DATA_DIR "/131_01.bvh";
     /* errors: exit 2 with the reason, nothing written */

@@ -38,6 +38,36 @@ static fb_fv random_force(scene_rng* r) {
                    {scene_rng_normal(r), scene_rng_normal(r), scene_rng_normal(r)}};
 }
 
+static void row_jacobian(const fb_model* ma, const fb_data* da, const fb_model* mb,
+                         const fb_data* db, const fb_row* row, double* Jp, double* Jk);
+
+/* Adds multipliers lambda of rows as the forces they stand for, to compare with ABA: a dof
+ * row's to its dof's tau, a point row's force lambda n at its point (and -lambda n at its
+ * second point) to the bodies' f_ext (world coordinates, as fb_data.f_ext). */
+static void add_row_forces(const fb_row* rows, const double* lambda, int nr,
+                           const fb_model* const* m, fb_data* const* d) {
+    for (int k = 0; k < nr; k++) {
+        const fb_row* row = &rows[k];
+        const double l = lambda[k];
+        fb_data* da = d[row->art];
+        if (row->type == FB_ROW_DOF) {
+            da->tau[row->dof] += l;
+            continue;
+        }
+        const fb_v3 pa = fb_point_pos(m[row->art], da, row->body, row->p);
+        da->f_ext[row->body] = fb_fv_add(
+            da->f_ext[row->body],
+            (fb_fv){fb_v3_scale(fb_v3_cross(pa, row->n), l), fb_v3_scale(row->n, l)});
+        if (row->art_b >= 0) {
+            fb_data* db = d[row->art_b];
+            const fb_v3 pb = fb_point_pos(m[row->art_b], db, row->body_b, row->p_b);
+            db->f_ext[row->body_b] = fb_fv_sub(
+                db->f_ext[row->body_b],
+                (fb_fv){fb_v3_scale(fb_v3_cross(pb, row->n), l), fb_v3_scale(row->n, l)});
+        }
+    }
+}
+
 START_TEST(responses_match_test_force_method_and_crba) {
     for (uint64_t seed = 1; seed <= 60; seed++) {
         fb_error err;
@@ -174,23 +204,7 @@ START_TEST(k_matches_j_minv_jt_and_the_test_force_method) {
         fb_crba(ma, da);
         fb_crba(mb, db);
         for (int k = 0; k < nr; k++) {
-            const fb_row* row = &cs->row[k];
-            double* Jk = J + (size_t)k * (size_t)nvt;
-            if (row->type == FB_ROW_DOF) {
-                Jk[row->dof] = 1.0;
-                continue;
-            }
-            fb_jac_point(ma, da, row->body, row->p, Jp);
-            for (int j = 0; j < nva; j++) {
-                Jk[j] = row->n.x * Jp[j] + row->n.y * Jp[nva + j] + row->n.z * Jp[2 * nva + j];
-            }
-            if (row->art_b == 1) {
-                fb_jac_point(mb, db, row->body_b, row->p_b, Jp);
-                for (int j = 0; j < nvb; j++) {
-                    Jk[nva + j] = -(row->n.x * Jp[j] + row->n.y * Jp[nvb + j] +
-                                    row->n.z * Jp[2 * nvb + j]);
-                }
-            }
+            row_jacobian(ma, da, mb, db, &cs->row[k], Jp, J + (size_t)k * (size_t)nvt);
         }
         double worst = 0.0, scale = 1e-12;
         for (int c = 0; c < nr; c++) {
@@ -260,24 +274,7 @@ START_TEST(k_matches_j_minv_jt_and_the_test_force_method) {
         double* qb = malloc((size_t)nvb * sizeof(double));
         memcpy(qa, da->qdd, (size_t)nva * sizeof(double));
         memcpy(qb, db->qdd, (size_t)nvb * sizeof(double));
-        for (int k = 0; k < nr; k++) {
-            const fb_row* row = &cs->row[k];
-            const double l = cs->lambda[k];
-            if (row->type == FB_ROW_DOF) {
-                da->tau[row->dof] += l;
-                continue;
-            }
-            const fb_v3 pa = fb_point_pos(ma, da, row->body, row->p);
-            da->f_ext[row->body] = fb_fv_add(da->f_ext[row->body],
-                                             (fb_fv){fb_v3_scale(fb_v3_cross(pa, row->n), l),
-                                                     fb_v3_scale(row->n, l)});
-            if (row->art_b == 1) {
-                const fb_v3 pb = fb_point_pos(mb, db, row->body_b, row->p_b);
-                db->f_ext[1] = fb_fv_sub(db->f_ext[1],
-                                         (fb_fv){fb_v3_scale(fb_v3_cross(pb, row->n), l),
-                                                 fb_v3_scale(row->n, l)});
-            }
-        }
+        add_row_forces(cs->row, cs->lambda, nr, ms, ds);
         ck_assert_int_eq(fb_aba(ma, da, &err), FB_OK);
         ck_assert_int_eq(fb_aba(mb, db, &err), FB_OK);
         ck_assert_msg(ck_rel_diff(qa, da->qdd, nva, 1.0) < XCHECK_TOL, "seed %llu: applied",
@@ -431,24 +428,9 @@ START_TEST(k_of_rows_within_one_articulation_matches_j_minv_jt) {
         ck_assert_int_eq(fb_aba(m, d, &err), FB_OK);
         fb_csys_apply(cs);
         memcpy(x, d->qdd, vb);
-        for (int k = 0; k < nr; k++) {
-            const fb_row* row = &cs->row[k];
-            const double l = cs->lambda[k];
-            if (row->type == FB_ROW_DOF) {
-                d->tau[row->dof] += l;
-                continue;
-            }
-            const fb_v3 pa = fb_point_pos(m, d, row->body, row->p);
-            d->f_ext[row->body] = fb_fv_add(d->f_ext[row->body],
-                                            (fb_fv){fb_v3_scale(fb_v3_cross(pa, row->n), l),
-                                                    fb_v3_scale(row->n, l)});
-            if (row->art_b == 0) {
-                const fb_v3 pb = fb_point_pos(m, d, row->body_b, row->p_b);
-                d->f_ext[row->body_b] = fb_fv_sub(d->f_ext[row->body_b],
-                                                  (fb_fv){fb_v3_scale(fb_v3_cross(pb, row->n), l),
-                                                          fb_v3_scale(row->n, l)});
-            }
-        }
+        const fb_model* m1[1] = {m};
+        fb_data* d1[1] = {d};
+        add_row_forces(cs->row, cs->lambda, nr, m1, d1);
         ck_assert_int_eq(fb_aba(m, d, &err), FB_OK);
         worst_apply = fmax(worst_apply, ck_rel_diff(x, d->qdd, nv, 1.0));
         ck_assert_msg(ck_rel_diff(x, d->qdd, nv, 1.0) < XCHECK_TOL, "seed %llu: applied %g",
@@ -931,24 +913,7 @@ START_TEST(joint_space_solve_meets_the_lcp_conditions) {
         double* qb = malloc((size_t)mb->nv * sizeof(double));
         memcpy(qa, da->qdd, (size_t)ma->nv * sizeof(double));
         memcpy(qb, db->qdd, (size_t)mb->nv * sizeof(double));
-        for (int k = 0; k < nr; k++) {
-            const fb_row* row = &cf->row[k];
-            const double l = cj->lambda[k];
-            if (row->type == FB_ROW_DOF) {
-                da->tau[row->dof] += l;
-                continue;
-            }
-            const fb_v3 pa = fb_point_pos(ma, da, row->body, row->p);
-            da->f_ext[row->body] = fb_fv_add(da->f_ext[row->body],
-                                             (fb_fv){fb_v3_scale(fb_v3_cross(pa, row->n), l),
-                                                     fb_v3_scale(row->n, l)});
-            if (row->art_b == 1) {
-                const fb_v3 pb = fb_point_pos(mb, db, row->body_b, row->p_b);
-                db->f_ext[1] = fb_fv_sub(db->f_ext[1],
-                                         (fb_fv){fb_v3_scale(fb_v3_cross(pb, row->n), l),
-                                                 fb_v3_scale(row->n, l)});
-            }
-        }
+        add_row_forces(cf->row, cj->lambda, nr, ms, ds);
         ck_assert_int_eq(fb_aba(ma, da, &err), FB_OK);
         ck_assert_int_eq(fb_aba(mb, db, &err), FB_OK);
         const double ea = ck_rel_diff(qa, da->qdd, ma->nv, 1.0);

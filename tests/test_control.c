@@ -866,20 +866,13 @@ START_TEST(settle_time_gains_reach_ten_percent) {
 }
 END_TEST
 
-static void write_text(const char* path, const char* text) {
-    FILE* f = fopen(path, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs(text, f);
-    fclose(f);
-}
-
 /* A gains file that fails must say where and why. */
 static void expect_gains_error(const char* text, const char* needle) {
     char path[] = "/tmp/fb_gains_test_XXXXXX";
     const int fd = mkstemp(path);
     ck_assert_int_ge(fd, 0);
     close(fd);
-    write_text(path, text);
+    ck_write_text(path, text);
     fb_gains g;
     fb_error err;
     ck_assert_int_eq(fb_gains_load(path, &g, &err), FB_EINVAL);
@@ -938,7 +931,7 @@ START_TEST(gains_file_round_trip_and_errors) {
         char p2[] = "/tmp/fb_gains_test_XXXXXX";
         const int f2 = mkstemp(p2);
         close(f2);
-        write_text(p2, buf);
+        ck_write_text(p2, buf);
         ck_assert_msg(fb_gains_load(p2, &g, &err) == FB_OK, "%s", err.msg);
         remove(p2);
     }

@@ -65,8 +65,7 @@ static void walk_make(walk* w) {
         w->ball_pos[3 * f + 1] = 1.2 + 0.5 * t;
         w->ball_pos[3 * f + 2] = -0.5 + 1.0 * t;
     }
-    snprintf(w->dir, sizeof w->dir, "/tmp/fbgltfXXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(w->dir));
+    ck_tmpdir(w->dir, sizeof w->dir, "gltf");
     snprintf(w->path, sizeof w->path, "%s/walk.gltf", w->dir);
 }
 
@@ -148,16 +147,22 @@ static void world_pose(const struct aiAnimation* an, const struct aiNode* n, int
     *q = fb_quat_mul(*q, fb_quat_normalize((fb_quat){r.w, r.x, r.y, r.z}));
 }
 
+/* Exports the walk and its ball to w->path, or fails the test. */
+static void walk_export(const walk* w) {
+    const double radius = BALL_RADIUS;
+    fb_error err;
+    ck_assert_msg(gltf_write(w->path, w->ch->model, w->mo, 1, &radius, w->ball_pos, &err) ==
+                      FB_OK,
+                  "%s", err.msg);
+}
+
 /* ---- tests ------------------------------------------------------------------------------ */
 
 START_TEST(export_reimports_with_the_model_tree_and_motion) {
     walk w;
     walk_make(&w);
     const fb_model* m = w.ch->model;
-    const double radius = BALL_RADIUS;
-    fb_error err;
-    ck_assert_msg(gltf_write(w.path, m, w.mo, 1, &radius, w.ball_pos, &err) == FB_OK, "%s",
-                  err.msg);
+    walk_export(&w);
     char names[512];
     list_dir(w.dir, names, sizeof names);
     ck_assert_str_eq(names, "walk.gltf"); /* one self-contained file, no temporary left */
@@ -265,10 +270,7 @@ START_TEST(meshes_are_closed_outward_and_the_shapes_size) {
     walk w;
     walk_make(&w);
     const fb_model* m = w.ch->model;
-    const double radius = BALL_RADIUS;
-    fb_error err;
-    ck_assert_msg(gltf_write(w.path, m, w.mo, 1, &radius, w.ball_pos, &err) == FB_OK, "%s",
-                  err.msg);
+    walk_export(&w);
     const struct aiScene* sc = aiImportFile(w.path, 0);
     ck_assert_msg(sc != NULL, "import: %s", aiGetErrorString());
     double lo = INFINITY, hi = 0.0; /* mesh volume / shape volume */
@@ -280,7 +282,7 @@ START_TEST(meshes_are_closed_outward_and_the_shapes_size) {
             want += m->shape[k].body == i ? shape_volume(&m->shape[k]) : 0.0;
         }
         if (i == m->nbody) {
-            want = 4.0 / 3.0 * FB_PI * radius * radius * radius;
+            want = 4.0 / 3.0 * FB_PI * BALL_RADIUS * BALL_RADIUS * BALL_RADIUS;
         }
         const struct aiNode* n = find_node(sc->mRootNode, name);
         ck_assert_ptr_nonnull(n);

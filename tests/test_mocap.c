@@ -595,8 +595,8 @@ START_TEST(mass_models_and_targets) {
 END_TEST
 
 START_TEST(rules_files_are_checked) {
-    char dir[] = "/tmp/fbrulesXXXXXX";
-    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char dir[64];
+    ck_tmpdir(dir, sizeof dir, "rules");
     static const struct {
         const char* json;
         const char* says;
@@ -740,8 +740,8 @@ END_TEST
 START_TEST(shared_clips_round_trip_and_have_plausible_mass) {
     char names[16][256];
     const int n = shared_clips(names, 16);
-    char dir[] = "/tmp/fbrtXXXXXX";
-    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char dir[64];
+    ck_tmpdir(dir, sizeof dir, "rt");
     char rules_path[1024];
     snprintf(rules_path, sizeof rules_path, "%s/character_rules.json", FB_DATA_DIR);
     fb_rules rules;
@@ -819,8 +819,8 @@ END_TEST
 START_TEST(gltf_through_assimp_matches_the_bvh) {
     /* the bundled clip exported to glTF by Assimp's own tool, read back through featherbone's
      * Assimp path (30 fps samples), against the BVH itself at the same instants */
-    char dir[] = "/tmp/fbgltfXXXXXX";
-    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char dir[64];
+    ck_tmpdir(dir, sizeof dir, "gltf");
     char glb[256], cmd[1024];
     snprintf(glb, sizeof glb, "%s/walk.glb", dir);
     snprintf(cmd, sizeof cmd, "assimp export '%s/131_01.bvh' '%s' >/dev/null 2>&1", FB_DATA_DIR,

@@ -80,8 +80,8 @@ static fb_model* with_mujoco_inertia(const fb_model* m, const mjModel* mj, const
 /* Exports m, loads it in MuJoCo with contacts off, and compares NSTATE random states on
  * identical inertias. */
 static void cross_check(const char* label, const fb_model* m0, uint64_t seed) {
-    char dir[] = "/tmp/fbmjXXXXXX", path[256], mjerr[1000] = "";
-    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char dir[64], path[256], mjerr[1000] = "";
+    ck_tmpdir(dir, sizeof dir, "mj");
     snprintf(path, sizeof path, "%s/model.xml", dir);
     fb_error err;
     ck_assert_msg(fb_model_write_mjcf(m0, label, path, &err) == FB_OK, "%s", err.msg);

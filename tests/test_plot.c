@@ -18,9 +18,8 @@
 /* ---- helpers ---------------------------------------------------------------------------- */
 
 /* A fresh directory under /tmp; removed by rm_dir. */
-static void make_dir(char* dir) {
-    strcpy(dir, "/tmp/fbplotXXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(dir));
+static void make_dir(char* dir, size_t cap) {
+    ck_tmpdir(dir, cap, "plot");
 }
 
 /* Removes the (flat) directory and everything in it. */
@@ -60,30 +59,6 @@ static char* svg_of(const plot_chart* c) {
     return buf;
 }
 
-static char* slurp(const char* path) {
-    FILE* f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    const long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char* s = malloc((size_t)n + 1);
-    ck_assert_ptr_nonnull(s);
-    ck_assert_uint_eq(fread(s, 1, (size_t)n, f), (size_t)n);
-    s[n] = '\0';
-    fclose(f);
-    return s;
-}
-
-/* xmllint (libxml2) accepts the file as well-formed XML. */
-static void ck_well_formed(const char* path) {
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd, "xmllint --noout '%s' 2>&1", path);
-    const int rc = system(cmd);
-    ck_assert_msg(rc != -1 && WEXITSTATUS(rc) != 127,
-                  "xmllint not found: install libxml2-utils (scripts/deps.sh)");
-    ck_assert_msg(rc == 0, "xmllint rejects %s (exit %d)", path, WEXITSTATUS(rc));
-}
-
 /* Writes a standalone SVG into dir and checks it with xmllint and for stray NaN/Inf. */
 static void ck_chart_file(const char* dir, const char* name, const plot_chart* c) {
     char path[512];
@@ -91,7 +66,7 @@ static void ck_chart_file(const char* dir, const char* name, const plot_chart* c
     fb_error err;
     ck_assert_msg(plot_svg_save(path, c, &err) == FB_OK, "%s", err.msg);
     ck_well_formed(path);
-    char* s = slurp(path);
+    char* s = ck_slurp(path);
     ck_assert_msg(!strstr(s, "nan") && !strstr(s, "inf") && !strstr(s, "NaN") && !strstr(s, "Inf"),
                   "%s: a non-finite number was written", name);
     free(s);
@@ -267,8 +242,8 @@ END_TEST
 /* ---- charts ----------------------------------------------------------------------------- */
 
 START_TEST(text_is_escaped) {
-    char dir[32];
-    make_dir(dir);
+    char dir[64];
+    make_dir(dir, sizeof dir);
     static const double x[3] = {0, 1, 2}, y[3] = {1, 3, 2};
     const plot_mark ev[1] = {{1.0, "hit <head> & \"arm\""}};
     const plot_mark ref[1] = {{2.5, "limit 'x' > 2"}};
@@ -383,8 +358,8 @@ START_TEST(lines_are_clipped_to_a_fixed_range) {
 END_TEST
 
 START_TEST(degenerate_charts_do_not_break) {
-    char dir[32];
-    make_dir(dir);
+    char dir[64];
+    make_dir(dir, sizeof dir);
     static const double one[1] = {3.0}, flat[5] = {2, 2, 2, 2, 2};
     static const double huge[4] = {-1e300, 1e300, 1e308, -1e299};
     static const double tiny[4] = {1e-300, 3e-300, -2e-300, 0.0};
@@ -459,15 +434,15 @@ START_TEST(output_is_deterministic) {
 END_TEST
 
 START_TEST(save_is_whole_or_nothing) {
-    char dir[32], path[64];
-    make_dir(dir);
+    char dir[64], path[128];
+    make_dir(dir, sizeof dir);
     snprintf(path, sizeof path, "%s/c.svg", dir);
     static const double y[3] = {1, 2, 3};
     plot_chart c = {.title = "saved"};
     plot_add_series(&c, "y", NULL, y, 3);
     fb_error err;
     ck_assert_int_eq(plot_svg_save(path, &c, &err), FB_OK);
-    char* s = slurp(path);
+    char* s = ck_slurp(path);
     ck_assert_int_eq(strncmp(s, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg ", 44), 0);
     free(s);
     ck_assert_int_eq(count_entries(dir), 1); /* no temporary left */
@@ -508,8 +483,8 @@ static int failing_body(html_doc* h, void* ctx) {
 }
 
 START_TEST(html_page_is_well_formed_and_escaped) {
-    char dir[32], path[64];
-    make_dir(dir);
+    char dir[64], path[128];
+    make_dir(dir, sizeof dir);
     snprintf(path, sizeof path, "%s/r.html", dir);
     double t[100], e[100];
     for (int i = 0; i < 100; i++) {
@@ -527,7 +502,7 @@ START_TEST(html_page_is_well_formed_and_escaped) {
     ck_assert_msg(html_save(path, "Report <1> & co", report_body, &c, &err) == FB_OK, "%s",
                   err.msg);
     ck_well_formed(path);
-    char* s = slurp(path);
+    char* s = ck_slurp(path);
     ck_assert_int_eq(strncmp(s, "<!DOCTYPE html>\n", 16), 0);
     ck_assert_ptr_nonnull(strstr(s, "<title>Report &lt;1&gt; &amp; co</title>"));
     ck_assert_ptr_nonnull(strstr(s, "<h2>Tracking &lt;error&gt; &amp; &quot;hits&quot;</h2>"));

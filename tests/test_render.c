@@ -191,8 +191,7 @@ static void make_dir(char* dir, size_t cap) {
         snprintf(dir, cap, "%s", keep);
         mkdir(dir, 0755);
     } else {
-        snprintf(dir, cap, "/tmp/fbrenderXXXXXX");
-        ck_assert_ptr_nonnull(mkdtemp(dir));
+        ck_tmpdir(dir, cap, "render");
     }
 }
 
@@ -254,36 +253,12 @@ END_TEST
 
 /* ---- the report of a real simulation ------------------------------------------------- */
 
-static char* slurp(const char* path) {
-    FILE* f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    const long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char* s = malloc((size_t)n + 1);
-    ck_assert_ptr_nonnull(s);
-    ck_assert_uint_eq(fread(s, 1, (size_t)n, f), (size_t)n);
-    s[n] = '\0';
-    fclose(f);
-    return s;
-}
-
 static int count(const char* s, const char* what) {
     int n = 0;
     for (const char* p = s; (p = strstr(p, what)); p += strlen(what)) {
         n++;
     }
     return n;
-}
-
-/* xmllint (libxml2), an independent parser, accepts the file as well-formed XML. */
-static void ck_well_formed(const char* path) {
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd, "xmllint --noout '%s' 2>&1", path);
-    const int rc = system(cmd);
-    ck_assert_msg(rc != -1 && WEXITSTATUS(rc) != 127,
-                  "xmllint not found: install libxml2-utils (scripts/deps.sh)");
-    ck_assert_msg(rc == 0, "xmllint rejects %s (exit %d)", path, WEXITSTATUS(rc));
 }
 
 /* Distinct colours in the image, each channel quantised to 16 levels. */
@@ -444,8 +419,8 @@ static char* write_report(const sim_case* c, const char* dir, const char* name, 
     fb_error err;
     ck_assert_msg(sim_report_html(c->s, &info, page, &err) == FB_OK, "%s", err.msg);
     ck_assert_msg(sim_report_html(c->s, &info, again, &err) == FB_OK, "%s", err.msg);
-    char* html = slurp(page);
-    char* html2 = slurp(again);
+    char* html = ck_slurp(page);
+    char* html2 = ck_slurp(again);
     printf("%s: %zu bytes\n", name, strlen(html));
     ck_assert_msg(strcmp(html, html2) == 0, "the same run wrote different pages");
     free(html2);

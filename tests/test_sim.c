@@ -163,19 +163,12 @@ START_TEST(hit_specs_parse_and_round_trip) {
 }
 END_TEST
 
-static void write_text(const char* path, const char* text) {
-    FILE* f = fopen(path, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs(text, f);
-    fclose(f);
-}
-
 START_TEST(hits_files_load_and_name_their_errors) {
-    char dir[] = "/tmp/fb_hitsXXXXXX";
-    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char dir[64];
+    ck_tmpdir(dir, sizeof dir, "hits");
     char path[300];
     snprintf(path, sizeof path, "%s/hits.json", dir);
-    write_text(path, "{\"hits\": [{\"time\": 1.2, \"target\": \"LeftElbow\"},\n"
+    ck_write_text(path, "{\"hits\": [{\"time\": 1.2, \"target\": \"LeftElbow\"},\n"
                      "{\"time\": 2, \"target\": \"Head\", \"from\": [1, 0, 0], \"offset\": [0, 0.1, 0],"
                      " \"speed\": 8}]}");
     fb_hit hs[4];
@@ -188,14 +181,14 @@ START_TEST(hits_files_load_and_name_their_errors) {
     ck_assert_double_eq(hs[1].dir.x, 1.0);
     ck_assert_double_eq(hs[1].offset.y, 0.1);
     ck_assert_double_eq(hs[1].speed, 8.0);
-    write_text(path, "{\"hits\": [{\"time\": 1.2, \"target\": \"LeftElbow\"}, {\"time\": \"soon\", "
+    ck_write_text(path, "{\"hits\": [{\"time\": 1.2, \"target\": \"LeftElbow\"}, {\"time\": \"soon\", "
                      "\"target\": \"Head\"}]}");
     ck_assert_int_eq(fb_hits_load(path, hs, 4, &n, &err), FB_EINVAL);
     ck_assert_msg(strstr(err.msg, "hits[1]") && strstr(err.msg, "\"time\""), "%s", err.msg);
-    write_text(path, "{\"hits\": [{\"time\": 1.2, \"target\": \"LeftElbow\", \"colour\": 1}]}");
+    ck_write_text(path, "{\"hits\": [{\"time\": 1.2, \"target\": \"LeftElbow\", \"colour\": 1}]}");
     ck_assert_int_eq(fb_hits_load(path, hs, 4, &n, &err), FB_EINVAL);
     ck_assert_msg(strstr(err.msg, "colour"), "%s", err.msg);
-    write_text(path, "{\"hits\": [}");
+    ck_write_text(path, "{\"hits\": [}");
     ck_assert_int_eq(fb_hits_load(path, hs, 4, &n, &err), FB_EINVAL);
     ck_assert_msg(strstr(err.msg, "hits.json:1"), "%s", err.msg);
     unlink(path);
@@ -204,8 +197,8 @@ START_TEST(hits_files_load_and_name_their_errors) {
 END_TEST
 
 START_TEST(hits_saved_read_back_bit_for_bit) {
-    char dir[] = "/tmp/fb_hitsXXXXXX";
-    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char dir[64];
+    ck_tmpdir(dir, sizeof dir, "hits");
     char path[300];
     snprintf(path, sizeof path, "%s/take.hits.json", dir);
     fb_hit hs[3] = {hit("time=1.2,target=LeftElbow"),
@@ -389,8 +382,8 @@ START_TEST(same_inputs_give_identical_results) {
         ck_assert(memcmp(&fa[f], &fbr[f], sizeof fa[f]) == 0);
     }
     /* and the BVH written from them */
-    char dir[] = "/tmp/fb_simXXXXXX";
-    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char dir[64];
+    ck_tmpdir(dir, sizeof dir, "sim");
     char pa[300], pb[300];
     snprintf(pa, sizeof pa, "%s/a.bvh", dir);
     snprintf(pb, sizeof pb, "%s/b.bvh", dir);

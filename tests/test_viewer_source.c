@@ -94,8 +94,8 @@ START_TEST(a_thrown_ball_strikes_and_replays_bit_for_bit) {
     same_q(s, q_after, "1.5 s after the throw");
 
     /* the take: exported, read back, simulated by the library as `simulate --hits` does */
-    char dir[] = "/tmp/fb_viewsrcXXXXXX";
-    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char dir[64];
+    ck_tmpdir(dir, sizeof dir, "viewsrc");
     char prefix[256], path[300];
     snprintf(prefix, sizeof prefix, "%s/take", dir);
     ck_assert_msg(source_export(s, prefix, msg, sizeof msg), "%s", msg);
@@ -155,16 +155,9 @@ START_TEST(a_thrown_ball_strikes_and_replays_bit_for_bit) {
 }
 END_TEST
 
-static void write_text(const char* path, const char* text) {
-    FILE* f = fopen(path, "w");
-    ck_assert_ptr_nonnull(f);
-    fputs(text, f);
-    ck_assert_int_eq(fclose(f), 0);
-}
-
 START_TEST(the_gains_file_is_watched) {
-    char dir[] = "/tmp/fb_viewgainsXXXXXX";
-    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char dir[64];
+    ck_tmpdir(dir, sizeof dir, "viewgains");
     char path[300];
     snprintf(path, sizeof path, "%s/gains.json", dir);
     /* the gains of gains init, as a file */
@@ -184,7 +177,7 @@ START_TEST(the_gains_file_is_watched) {
     ck_assert(!source_poll(s)); /* unchanged */
     advance(s, 0.5);
     /* a file that does not read: the previous gains stay */
-    write_text(path, "{\"controller\": \"accel\",\n \"rate\": -3}\n");
+    ck_write_text(path, "{\"controller\": \"accel\",\n \"rate\": -3}\n");
     ck_assert(source_poll(s));
     ck_assert_msg(strstr(v->line[2], "NOT reloaded") && strstr(v->line[2], "rate"), "%s",
                   v->line[2]);

@@ -203,7 +203,7 @@ static void plan_shape(const fb_rule_part* part, double radius, double end_radiu
     } else {
         s->type = FB_SHAPE_CAPSULE;
         const double taper = end_radius > 0.0 && end_radius < radius ? radius : 0.0;
-        /* a segment shorter than its taper keeps the end (a sphere-like stub) */
+        /* a segment shorter than its taper keeps its end: it stays a short capsule */
         s->p1 = taper < L ? fb_v3_scale(end, (L - taper) / L) : end;
         p->inertia = fb_rbi_capsule(rho, radius, fb_v3_zero(), end);
     }

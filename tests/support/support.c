@@ -1,9 +1,11 @@
 /* Test helpers (see support.h). */
+#define _POSIX_C_SOURCE 200809L /* mkdtemp */
 #include "support.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "math/quat.h"
 #include "math/spatial.h"
@@ -199,4 +201,40 @@ long ck_same_file(const char* a, const char* b) {
     fclose(fa);
     fclose(fb);
     return bytes;
+}
+
+void ck_tmpdir(char* dir, size_t cap, const char* name) {
+    const int n = snprintf(dir, cap, "/tmp/fb_%s_XXXXXX", name);
+    ck_assert_msg(n > 0 && (size_t)n < cap, "ck_tmpdir: %s: the name does not fit", name);
+    ck_assert_msg(mkdtemp(dir) != NULL, "cannot make a directory like %s", dir);
+}
+
+void ck_write_text(const char* path, const char* text) {
+    FILE* f = fopen(path, "w");
+    ck_assert_msg(f != NULL, "cannot write %s", path);
+    fputs(text, f);
+    ck_assert_int_eq(fclose(f), 0);
+}
+
+char* ck_slurp(const char* path) {
+    FILE* f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "cannot open %s", path);
+    fseek(f, 0, SEEK_END);
+    const long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char* s = malloc((size_t)n + 1);
+    ck_assert_ptr_nonnull(s);
+    ck_assert_uint_eq(fread(s, 1, (size_t)n, f), (size_t)n);
+    s[n] = '\0';
+    fclose(f);
+    return s;
+}
+
+void ck_well_formed(const char* path) {
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "xmllint --noout '%s' 2>&1", path);
+    const int rc = system(cmd);
+    ck_assert_msg(rc != -1 && WEXITSTATUS(rc) != 127,
+                  "xmllint not found: install libxml2-utils (scripts/deps.sh)");
+    ck_assert_msg(rc == 0, "xmllint rejects %s (exit %d)", path, WEXITSTATUS(rc));
 }

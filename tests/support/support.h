@@ -25,6 +25,20 @@ double ck_rel_diff(const double* a, const double* b, int n, double floor);
 /* Runs a suite with CK_NORMAL output and returns the process exit code. */
 int ck_run_suite(Suite* s);
 
+/* Makes a fresh directory /tmp/fb_NAME_ plus six random characters (mkdtemp) into dir, or
+ * fails the test. */
+void ck_tmpdir(char* dir, size_t cap, const char* name);
+
+/* Fails the test unless xmllint (libxml2, an independent parser) accepts the file at path as
+ * well-formed XML; says so when xmllint is missing. */
+void ck_well_formed(const char* path);
+
+/* Writes text to path, or fails the test. */
+void ck_write_text(const char* path, const char* text);
+
+/* The whole file at path as a string (malloc'd), or fails the test. */
+char* ck_slurp(const char* path);
+
 /* Fails the test unless the files at a and b hold the same bytes (what differs names the
  * byte); returns their length. */
 long ck_same_file(const char* a, const char* b);

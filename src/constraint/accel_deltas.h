@@ -1,5 +1,6 @@
-/* Test-force responses to many inputs at once, for the constraint system (src/constraint/
- * csys.c): the public single-input forms are in include/featherbone/constraint.h. */
+/* Test-force responses to many inputs at once [Kokkevis §4.3], for the constraint system (its
+ * K builders src/constraint/k_*.c and fb_csys_apply in csys.c): the public single-input forms
+ * are in include/featherbone/constraint.h. */
 #ifndef FB_CONSTRAINT_ACCEL_DELTAS_H
 #define FB_CONSTRAINT_ACCEL_DELTAS_H
 

@@ -1,4 +1,4 @@
-/* The per-body steps of ABA phase 2, shared with the test-force responses
+/* The per-body steps of ABA phase 2 [RBDA T7.1], shared with the test-force responses
  * (src/constraint/accel_deltas.c) so both run the same kernels. Both need FB_STAGE_ABA1. */
 #ifndef FB_DYNAMICS_ABA_H
 #define FB_DYNAMICS_ABA_H
@@ -23,7 +23,7 @@ fb_mv fb_aba_accel_down(const fb_model* m, const fb_data* d, int i, fb_mv a1, co
  * parent's coordinates: X_up^T (pA + U D^-1 du), or zero when the parent is the world. With
  * the forward step (fb_aba_accel_down) this is M^-1 = Gamma^T D^-1 Gamma, Gamma the backward
  * map from generalised forces to du, so for two inputs K_rc = sum over bodies of du_r . y_c
- * (src/constraint/csys.c). */
+ * (src/constraint/k_backward.c). */
 fb_fv fb_aba_response_up(const fb_model* m, const fb_data* d, int i, fb_fv pA, double* du,
                          double* y);
 

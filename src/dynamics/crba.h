@@ -1,6 +1,7 @@
 /* Joint-space inertia from the current kinematics and its branch-induced sparse factorisation
  * M = L^T L [RBDA §6.2-6.5]: what the constraint system uses to build K = J M^-1 J^T without
- * one test force per row, and its joint-space solve (src/constraint/csys.c). */
+ * one test force per row (src/constraint/k_factor.c), and its joint-space solve
+ * (src/constraint/joint_space.c). */
 #ifndef FB_DYNAMICS_CRBA_H
 #define FB_DYNAMICS_CRBA_H
 

@@ -1,0 +1,81 @@
+/* What the files of the reference (fb_ref, include/featherbone/control.h) share; internal.
+ *
+ *   ref.c          the reference object: checks, allocation, the steps below in order, and
+ *                  fb_ref_at [Cline §5.1]
+ *   repair.c       capture glitches repaired, end segments turned out of the ground
+ *   fit.c          the smooth fit: local polynomials [Savitzky–Golay] on SO(3) for rotations,
+ *                  the smoothing chosen by GCV [Craven–Wahba, Woltring]
+ *   placement.c    the clip placed on the ground; the lowest point of a body's shapes
+ *   feedforward.c  the integrator's velocities and accelerations, the feedforward torques of
+ *                  inverse dynamics [RBDA T5.1], and their CSV */
+#ifndef FB_CONTROL_REF_INTERNAL_H
+#define FB_CONTROL_REF_INTERNAL_H
+
+#include "featherbone/collision.h"
+#include "featherbone/control.h"
+
+/* ---- the fit (fit.c) ---------------------------------------------------------------------- */
+
+/* Largest half window accepted. */
+#define FIT_HALF_WINDOW_MAX 32
+
+/* The (half window, degree) pairs GCV chooses from, least smoothing first. */
+#define FIT_NLADDER 10
+extern const int fb_fit_ladder[FIT_NLADDER][2];
+
+/* Least-squares weights over a window: value, first and second derivative (per unit of the
+ * normalised time s) at s = x of the polynomial of degree p fitted to samples at s_j. */
+typedef struct fit_weights {
+    int lo, n;                    /* window: samples lo .. lo + n - 1 */
+    double w[3][2 * FIT_HALF_WINDOW_MAX + 1];
+} fit_weights;
+
+/* The weights of the window of 2 hw + 1 of ns samples around sample k (slid inwards at the
+ * ends), evaluated at x (in samples); false if singular. */
+bool fb_fit_window(int ns, int k, double x, int hw, int degree, fit_weights* fw);
+
+/* GCV choice of each body's (window, degree) pair among `pairs` (npair of them) for the
+ * samples qs (ns x nq); score: (npair x nbody) scratch; writes choice (nbody). */
+bool fb_fit_choose(const fb_model* m, int ns, const double* qs, const int (*pairs)[2],
+                   int npair, double* score, int* choice);
+
+/* q, v, a of every joint at time x (in samples, sdt apart) of the samples qs (ns x nq), body b
+ * fitted with the pair pairs[choice[b]]. */
+bool fb_fit_frame(const fb_model* m, int ns, double sdt, const double* qs, double x,
+                  const int (*pairs)[2], const int* choice, double* q, double* v, double* a);
+
+/* ---- before the fit (repair.c) -------------------------------------------------------------- */
+
+/* Repairs the capture glitches of the samples qs (ns x nq) in place; counts and warnings into
+ * r. frame0 numbers the first sample. False when out of memory. */
+bool fb_ref_repair_glitches(const fb_model* m, double* qs, int ns, double sample_dt, int frame0,
+                            const fb_allocator* al, fb_ref* r);
+
+/* Turns every end segment of the samples out of the ground; warnings into r. False when out
+ * of memory. */
+bool fb_ref_clear_end_segments(const fb_model* m, double* qs, int ns, int frame0, fb_data* d,
+                               const fb_allocator* al, fb_ref* r);
+
+/* ---- on the ground (placement.c) ------------------------------------------------------------ */
+
+/* Signed height over the plane of body b's lowest shape point (m). Needs FB_STAGE_POS. */
+double fb_lowest_point(const fb_model* m, const fb_data* d, int b, fb_plane g);
+
+/* Shifts the reference's frames r->q and the ns samples qs so that the lowest point of the
+ * character's shapes over all frames is on the ground; a warning into r. */
+void fb_ref_place_on_ground(const fb_model* m, fb_ref* r, double* qs, int ns, fb_data* d);
+
+/* ---- after the fit (feedforward.c) ---------------------------------------------------------- */
+
+/* r->v_step, r->a_step and the feedforward torques r->tau from the fitted frames r->q; qs: the
+ * nsample samples the fit read, followed by scratch for one q and two v. */
+void fb_ref_feedforward(const fb_model* m, fb_ref* r, double* qs, int nsample,
+                        double sample_dt, const int (*pairs)[2], const int* choice,
+                        fb_data* d);
+
+/* ---- the object (ref.c) --------------------------------------------------------------------- */
+
+/* Puts a warning line first (what moved the reference as a whole or over many frames). */
+void fb_ref_warn_first(fb_ref* r, const char* text);
+
+#endif /* FB_CONTROL_REF_INTERNAL_H */

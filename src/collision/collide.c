@@ -1,6 +1,7 @@
 /* Narrow phase: sphere, capsule and box against a plane; a sphere against a sphere, capsule or
  * box; a capsule against a capsule or a box (box against box is not done). Shapes live in body
- * coordinates; everything is compared in world coordinates. */
+ * coordinates; everything is compared in world coordinates. Capsule against capsule by the
+ * closest points of two segments [Ericson §5.1.9]; the rest is elementary geometry. */
 #include <math.h>
 
 #include "featherbone/collision.h"

@@ -1,5 +1,6 @@
 /* Gains: defaults, per-joint rules, the JSON gains file (cJSON), `gains init`, and gains from
- * a settle time. */
+ * a settle time: the gains of the controllers of [Cline §5.1] (eqs 5.7-5.8) and
+ * [Kokkevis §8.3] (eq. 22). */
 #define _POSIX_C_SOURCE 200809L /* fnmatch */
 #include <cjson/cJSON.h>
 #include <fnmatch.h>

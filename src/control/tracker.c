@@ -1,4 +1,5 @@
-/* The tracker: a world hook that makes one articulation follow a reference motion.
+/* The tracker: a world hook that makes one articulation follow a reference motion, by
+ * feedforward and PD [Cline §5.1] or by acceleration constraints [Kokkevis §8.3].
  *
  * Every substep, at FB_HOOK_FORCES: the reference at the substep's time (q_d, v_d, a_d and
  * the feedforward psi), the tracking error of every joint (rotation vectors for ball joints,

@@ -1,4 +1,5 @@
-/* Forward kinematics, body velocities, and point position / velocity / acceleration. */
+/* Forward kinematics, body velocities (the first loop of [RBDA T5.1]), and point position /
+ * velocity / acceleration (the classical acceleration of a point [RBDA eq 2.42]). */
 #include <assert.h>
 
 #include "featherbone/dynamics.h"

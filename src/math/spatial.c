@@ -1,4 +1,4 @@
-/* Spatial algebra: the operations too large to inline. */
+/* Spatial algebra [RBDA ch 2]: the operations too large to inline. */
 #include "spatial.h"
 
 #include "dense.h"

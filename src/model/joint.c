@@ -1,6 +1,6 @@
-/* Joints: jcalc (joint transform and velocity) and the configuration manifold (integrate,
- * difference, normalise). This is the one place that switches on the joint type; the
- * algorithms loop over the columns of S. */
+/* Joints: jcalc [RBDA §4.4, Table 4.1] (joint transform and velocity) and the configuration
+ * manifold (integrate, difference, normalise). This is the one place that switches on the
+ * joint type; the algorithms loop over the columns of S. */
 #include "model/joint.h"
 
 #include "featherbone/dynamics.h"

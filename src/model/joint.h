@@ -1,4 +1,5 @@
-/* Joint calculations used by the dynamics: jcalc and products with the motion subspace S. */
+/* Joint calculations used by the dynamics: jcalc [RBDA §4.4] and products with the motion
+ * subspace S. */
 #ifndef FB_MODEL_JOINT_H
 #define FB_MODEL_JOINT_H
 

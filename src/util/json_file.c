@@ -1,3 +1,5 @@
+/* Reading a JSON file with cJSON (see json_file.h): the whole file, errors naming the file and
+ * line; and writing one whole or not at all (util/atomic_file.h). */
 #include "util/json_file.h"
 
 #include <errno.h>

@@ -14,6 +14,13 @@
  * exports the take (E); `featherbone simulate --hits` of the exported hits writes the same BVH
  * byte for byte and reports the forearm pushed >= 5 cm off the clip and back within 2 cm.
  *
+ * Gains: a script edits LeftElbow's settle time through the gains panel's path (`gain`), has
+ * a negative and a NaN value refused, saves; the file differs from the original in that one
+ * line (a text diff, with the LeftElbow object around it), `featherbone simulate --gains` of
+ * it writes the BVH the viewer exported (E) byte for byte, and after `undo` the file saved is
+ * the original byte for byte. With the panel built, a screenshot with it open shows it (a
+ * dark window where the sky was).
+ *
  * Without xvfb-run, or when the viewer says there is no OpenGL 3.3 (its exit code 3), the test
  * reports itself skipped (exit 77) with the reason: it never passes without looking. */
 #define _POSIX_C_SOURCE 200809L
@@ -226,10 +233,27 @@ static bool same_bytes(const char* a_path, const char* b_path) {
     return same;
 }
 
+/* Writes `text` as OUT/NAME.script, runs the viewer on the bundled clip with it and `more`
+ * options, the output to OUT/NAME.log, read into said (and printed); the exit code. */
+static int run_script(const char* out, const char* name, const char* text, const char* more,
+                      char* said, size_t cap) {
+    char script[1024], log[1024], cmd[8192];
+    snprintf(script, sizeof script, "%s/%s.script", out, name);
+    snprintf(log, sizeof log, "%s/%s.log", out, name);
+    FILE* f = fopen(script, "w");
+    CHECK(f && fputs(text, f) >= 0 && fclose(f) == 0, "cannot write %s", script);
+    snprintf(cmd, sizeof cmd,
+             "xvfb-run -a '%s' '%s/131_01.bvh' --script '%s' --size %dx%d %s >'%s' 2>&1",
+             FB_VIEW_PATH, FB_DATA_DIR, script, W, H, more, log);
+    const int rc = run(cmd);
+    said[0] = '\0';
+    slurp(log, said, cap);
+    printf("%s", said);
+    return rc;
+}
+
 static void check_script(const char* out) {
-    char script[1024], log[1024], cmd[8192], text[8192];
-    snprintf(script, sizeof script, "%s/throw.script", out);
-    snprintf(log, sizeof log, "%s/throw.log", out);
+    char cmd[8192], text[8192], more[1200];
     snprintf(text, sizeof text,
              "# test_viewer: a ball thrown at the forearm by a click, through the script\n"
              "0.5 screenshot %s/script_before.png\n"
@@ -238,16 +262,9 @@ static void check_script(const char* out) {
              "2.5 key e\n"
              "2.6 quit\n",
              out, out);
-    FILE* f = fopen(script, "w");
-    CHECK(f && fputs(text, f) >= 0 && fclose(f) == 0, "cannot write %s", script);
-    snprintf(cmd, sizeof cmd,
-             "xvfb-run -a '%s' '%s/131_01.bvh' --script '%s' --size %dx%d --export '%s/take' "
-             ">'%s' 2>&1",
-             FB_VIEW_PATH, FB_DATA_DIR, script, W, H, out, log);
-    int rc = run(cmd);
-    char said[8192] = "";
-    slurp(log, said, sizeof said);
-    printf("%s", said);
+    snprintf(more, sizeof more, "--export '%s/take'", out);
+    char said[8192];
+    int rc = run_script(out, "throw", text, more, said, sizeof said);
     CHECK(rc == 0, "the script run exited %d", rc);
     CHECK(strstr(said, "threw 0.45 kg at 10 m/s at LeftElbow"), "no throw at the forearm");
     /* the frames: as without the throw before it, not after it */
@@ -286,6 +303,125 @@ static void check_script(const char* out) {
           "no deviation and recovery in the summary");
     CHECK(cm >= 5.0 && back > 0.0 && back <= 1.5, "the forearm moved %.2f cm, back in %.2f s",
           cm, back);
+}
+
+/* Lines of a small text file (at most cap of them, each cut at 255 bytes); the count. */
+static int read_lines(const char* path, char (*line)[256], int cap) {
+    FILE* f = fopen(path, "r");
+    int n = 0;
+    while (f && n < cap && fgets(line[n], 256, f)) {
+        n++;
+    }
+    if (f) {
+        fclose(f);
+    }
+    return n;
+}
+
+/* The original and the edited gains file differ in exactly one line: LeftElbow's settle
+ * time, 0.3 then 0.6, inside the "LeftElbow" object. */
+static void check_one_line_changed(const char* orig, const char* edited) {
+    enum { MAXL = 2000 };
+    static char a[MAXL][256], b[MAXL][256];
+    const int na = read_lines(orig, a, MAXL), nb = read_lines(edited, b, MAXL);
+    CHECK(na > 20 && na == nb, "%s has %d lines, %s %d", orig, na, edited, nb);
+    int ndiff = 0, at = -1;
+    for (int k = 0; k < na && k < nb; k++) {
+        if (strcmp(a[k], b[k]) != 0) {
+            ndiff++;
+            at = k;
+        }
+    }
+    CHECK(ndiff == 1, "%d lines differ between %s and %s (expected 1)", ndiff, orig, edited);
+    if (at < 0) {
+        return;
+    }
+    printf("the one line changed (%d): %s  ->  %s", at + 1, a[at], b[at]);
+    CHECK(strstr(a[at], "\"settle_time\":\t0.3,") && strstr(b[at], "\"settle_time\":\t0.6,"),
+          "line %d: '%s' became '%s'", at + 1, a[at], b[at]);
+    int open = at;
+    while (open > 0 && !strchr(a[open], '{')) {
+        open--;
+    }
+    CHECK(strstr(a[open], "\"LeftElbow\":"), "the changed line is in '%s', not LeftElbow's",
+          a[open]);
+}
+
+static void check_gains(const char* out) {
+    char orig[1024], cmd[8192], text[8192], more[2200];
+    snprintf(orig, sizeof orig, "%s/gains.json", out);
+    snprintf(cmd, sizeof cmd, "'%s' gains init '%s/131_01.bvh' -o '%s' >/dev/null", FB_CLI_PATH,
+             FB_DATA_DIR, orig);
+    CHECK(run(cmd) == 0, "gains init failed");
+    snprintf(text, sizeof text,
+             "# test_viewer: gains edited through the panel's path, saved, exported, undone\n"
+             "0.5 throw LeftElbow\n"
+             "1.0 gain LeftElbow settle_time 0.6\n"
+             "1.1 gain LeftElbow settle_time -0.5\n"
+             "1.2 gain LeftElbow settle_time nan\n"
+             "1.3 save-gains %s/edited.json\n"
+             "1.4 key e\n"
+             "1.5 select LeftElbow\n"
+             "1.6 screenshot %s/panel.png\n"
+             "1.7 undo\n"
+             "1.8 save-gains %s/undone.json\n"
+             "1.9 quit\n",
+             out, out, out);
+    snprintf(more, sizeof more, "--gains '%s' --export '%s/gtake'", orig, out);
+    char said[16384];
+    int rc = run_script(out, "gains", text, more, said, sizeof said);
+    CHECK(rc == 0, "the gains script exited %d", rc);
+    CHECK(strstr(said, "gains: LeftElbow settle_time = 0.6 s"), "the edit was not made");
+    CHECK(strstr(said, "refused: LeftElbow settle_time: expected a value > 0, found -0.5; kept "
+                       "0.6 s"), "the negative settle time was not refused with its reason");
+    CHECK(strstr(said, "refused: LeftElbow settle_time: expected a number, found nan; kept "
+                       "0.6 s"), "the NaN settle time was not refused with its reason");
+    char edited[1024], undone[1024];
+    snprintf(edited, sizeof edited, "%s/edited.json", out);
+    snprintf(undone, sizeof undone, "%s/undone.json", out);
+    check_one_line_changed(orig, edited);
+    CHECK(same_bytes(orig, undone), "after undo the gains saved differ from the original");
+    /* the command line with the saved gains and the exported hits: the exported take */
+    snprintf(cmd, sizeof cmd,
+             "'%s' simulate '%s/131_01.bvh' --gains '%s' --hits '%s/gtake.hits.json' "
+             "-o '%s/gcli.bvh' >/dev/null 2>&1",
+             FB_CLI_PATH, FB_DATA_DIR, edited, out, out);
+    rc = run(cmd);
+    CHECK(rc == 0, "simulate --gains of the saved gains exited %d", rc);
+    char a[1024], b[1024];
+    snprintf(a, sizeof a, "%s/gtake.bvh", out);
+    snprintf(b, sizeof b, "%s/gcli.bvh", out);
+    CHECK(same_bytes(a, b), "the viewer's export and `simulate --gains` of the saved file differ");
+    /* and the edit mattered: the original gains give another take */
+    snprintf(cmd, sizeof cmd,
+             "'%s' simulate '%s/131_01.bvh' --gains '%s' --hits '%s/gtake.hits.json' "
+             "-o '%s/gorig.bvh' >/dev/null 2>&1",
+             FB_CLI_PATH, FB_DATA_DIR, orig, out, out);
+    CHECK(run(cmd) == 0, "simulate --gains of the original exited");
+    snprintf(b, sizeof b, "%s/gorig.bvh", out);
+    CHECK(!same_bytes(a, b), "the edited settle time changed nothing in the take");
+    /* the panel, when this viewer has one: a dark window over the sky at the top right */
+    snprintf(cmd, sizeof cmd, "'%s' --help | grep -q 'gains panel: Dear ImGui'", FB_VIEW_PATH);
+    if (run(cmd) != 0) {
+        printf("the viewer was built without the gains panel: its picture not checked\n");
+        return;
+    }
+    char shot[1024];
+    snprintf(shot, sizeof shot, "%s/panel.png", out);
+    unsigned char* px = load(shot);
+    if (px) {
+        long dark = 0, n = 0;
+        for (int y = 40; y < 120; y++) {
+            for (int x = W - 300; x < W - 40; x++, n++) {
+                const unsigned char* p = px + 3 * (y * W + x);
+                dark += p[0] + p[1] + p[2] < 3 * 90;
+            }
+        }
+        printf("panel screenshot: %.1f%% of the panel's corner dark\n", 100.0 * dark / n);
+        CHECK(dark > n / 2, "no panel at the top right of %s (%ld of %ld pixels dark)", shot, dark,
+              n);
+    }
+    stbi_image_free(px);
 }
 
 int main(void) {
@@ -340,6 +476,7 @@ int main(void) {
     stbi_image_free(b);
     check_hit_frames(out);
     check_script(out);
+    check_gains(out);
     check_no_leftovers(out);
     printf("%s\n", failures ? "test_viewer: FAILED" : "test_viewer: passed");
     return failures ? 1 : 0;

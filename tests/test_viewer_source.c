@@ -9,8 +9,15 @@
  *   the gains file is watched: a file that does not read leaves the previous gains in force
  *     and says so, a good one restarts the take with it at the same time, a deleted one is
  *     reported once;
- *   clip playback refuses balls and exports with a reason. */
-#define _POSIX_C_SOURCE 200809L /* mkdtemp */
+ *   clip playback refuses balls and exports with a reason;
+ *   the gains editor (viewer/gains_edit.c, the panel's path): an edit of one joint changes
+ *     exactly that gain, checked against gains resolved here by hand from the rules; a glob
+ *     edits a group, mirror its twin; a rule overridden later is moved last or, when that
+ *     would change other gains, the edit is refused; bad values are refused and change
+ *     nothing; undo returns to the saved bytes; a file changed on disk under unsaved edits
+ *     waits until told which wins. */
+#define _POSIX_C_SOURCE 200809L /* mkdtemp, fnmatch */
+#include <fnmatch.h>
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -19,6 +26,7 @@
 #include <unistd.h>
 
 #include "featherbone/featherbone.h"
+#include "gains_edit.h"
 #include "source.h"
 #include "support.h"
 
@@ -155,12 +163,10 @@ START_TEST(a_thrown_ball_strikes_and_replays_bit_for_bit) {
 }
 END_TEST
 
-START_TEST(the_gains_file_is_watched) {
-    char dir[64];
-    ck_tmpdir(dir, sizeof dir, "viewgains");
-    char path[300];
-    snprintf(path, sizeof path, "%s/gains.json", dir);
-    /* the gains of gains init, as a file */
+/* The gains of gains init written to path; returns them as the file reads back (cJSON writes
+ * 15 significant digits when they read back within a rounding error, so a number may come
+ * back one bit off the one written). */
+static fb_gains init_file(const char* path) {
     fb_clip* clip;
     fb_character* ch;
     ck_load_character(CLIP, FB_DATA_DIR "/character_rules.json", &clip, &ch);
@@ -170,6 +176,20 @@ START_TEST(the_gains_file_is_watched) {
     fb_gains g;
     ck_assert_int_eq(fb_gains_init(ch->model, ref, &g, &err), FB_OK);
     ck_assert_int_eq(fb_gains_save(&g, path, &err), FB_OK);
+    ck_assert_int_eq(fb_gains_load(path, &g, &err), FB_OK);
+    fb_ref_destroy(ref);
+    fb_character_destroy(ch);
+    fb_clip_destroy(clip);
+    return g;
+}
+
+START_TEST(the_gains_file_is_watched) {
+    char dir[64];
+    ck_tmpdir(dir, sizeof dir, "viewgains");
+    char path[300];
+    snprintf(path, sizeof path, "%s/gains.json", dir);
+    fb_gains g = init_file(path); /* the gains of gains init, as a file */
+    fb_error err;
 
     source* s = open_source(path, false);
     const source_view* v = source_get_view(s);
@@ -202,9 +222,6 @@ START_TEST(the_gains_file_is_watched) {
     ck_assert(!source_poll(s));
     advance(s, 2.0);
     source_close(s);
-    fb_ref_destroy(ref);
-    fb_character_destroy(ch);
-    fb_clip_destroy(clip);
     rmdir(dir);
 }
 END_TEST
@@ -238,6 +255,269 @@ START_TEST(bad_inputs_are_refused) {
 }
 END_TEST
 
+
+/* ---- the gains editor ---------------------------------------------------------------------- */
+
+/* Joint gains as the file's rules give them, resolved here without the library: the defaults,
+ * then every rule naming the joint (fnmatch), in order, each setting its own fields. */
+static fb_joint_gains by_hand(const fb_gains* g, const char* joint) {
+    fb_joint_gains j = g->defaults;
+    for (int r = 0; r < g->nrule; r++) {
+        const fb_gains_rule* x = &g->rule[r];
+        if (fnmatch(x->pattern, joint, 0) != 0) {
+            continue;
+        }
+        j.ks = (x->set & FB_GAIN_KS) ? x->g.ks : j.ks;
+        j.kd = (x->set & FB_GAIN_KD) ? x->g.kd : j.kd;
+        j.kp = (x->set & FB_GAIN_KP) ? x->g.kp : j.kp;
+        j.kv = (x->set & FB_GAIN_KV) ? x->g.kv : j.kv;
+        j.settle_time = (x->set & FB_GAIN_SETTLE) ? x->g.settle_time : j.settle_time;
+        j.damping_ratio = (x->set & FB_GAIN_ZETA) ? x->g.damping_ratio : j.damping_ratio;
+        j.torque_limit = (x->set & FB_GAIN_LIMIT) ? x->g.torque_limit : j.torque_limit;
+    }
+    return j;
+}
+
+/* Every joint of the model: the gains after are those before, but for the settle time of the
+ * joints `pattern` names, which is `v`. */
+static void only_settle_changed(const fb_model* m, const fb_gains* before, const fb_gains* after,
+                                const char* pattern, double v) {
+    for (int b = 1; b < m->nbody; b++) {
+        if (m->jnv[b] == 0) {
+            continue;
+        }
+        fb_joint_gains want = by_hand(before, m->name[b]);
+        const fb_joint_gains got = by_hand(after, m->name[b]);
+        if (fnmatch(pattern, m->name[b], 0) == 0) {
+            want.settle_time = v;
+        }
+        ck_assert_msg(memcmp(&want, &got, sizeof want) == 0, "%s: the gains changed beyond %s's "
+                      "settle_time (settle %g, want %g; limit %g, want %g)", m->name[b], pattern,
+                      got.settle_time, want.settle_time, got.torque_limit, want.torque_limit);
+    }
+}
+
+START_TEST(one_joint_edit_is_one_number_of_the_file) {
+    char dir[64];
+    ck_tmpdir(dir, sizeof dir, "gedit");
+    char path[300], saved[300], undone[300];
+    snprintf(path, sizeof path, "%s/gains.json", dir);
+    snprintf(saved, sizeof saved, "%s/saved.json", dir);
+    snprintf(undone, sizeof undone, "%s/undone.json", dir);
+    const fb_gains orig = init_file(path);
+    source* s = open_source(path, false);
+    advance(s, 0.4);
+    gedit* e = gedit_create(s);
+    ck_assert_ptr_nonnull(e);
+    const fb_model* m = gedit_model(e);
+    ck_assert(!gedit_dirty(e) && !gedit_can_undo(e));
+
+    /* LeftElbow: its own rule, changed in place */
+    ck_assert_msg(gedit_set_text(e, "LeftElbow", "settle_time", "0.6"), "%s",
+                  gedit_message(e, NULL));
+    ck_assert(gedit_dirty(e));
+    ck_assert_int_eq(gedit_gains(e)->nrule, orig.nrule);
+    for (int r = 0; r < orig.nrule; r++) { /* in place: the rules keep their order */
+        ck_assert_str_eq(gedit_gains(e)->rule[r].pattern, orig.rule[r].pattern);
+    }
+    only_settle_changed(m, &orig, gedit_gains(e), "LeftElbow", 0.6);
+    ck_assert_msg(memcmp(source_gains(s), gedit_gains(e), sizeof(fb_gains)) == 0,
+                  "the source runs other gains than the editor shows");
+    ck_assert_msg(fabs(source_get_view(s)->time - 0.4) < 0.003, "the take was not replayed to "
+                  "0.4 s: %.4f", source_get_view(s)->time);
+    /* bad values: refused with the reason, nothing changed */
+    fb_gains before = *gedit_gains(e);
+    const char* bad[][3] = {{"LeftElbow", "settle_time", "-0.5"}, {"LeftElbow", "settle_time", "nan"},
+                            {"LeftElbow", "settle_time", "inf"},  {"LeftElbow", "damping_ratio", "0"},
+                            {"LeftElbow", "torque_limit", "-1"},  {"LeftElbow", "settle_time", "x"},
+                            {"LeftElbow", "setle_time", "1"},     {"Tail", "settle_time", "1"},
+                            {"root", "mode", "flying"},           {"take", "rate", "5"}};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        ck_assert_msg(!gedit_set_text(e, bad[k][0], bad[k][1], bad[k][2]), "%s %s %s accepted",
+                      bad[k][0], bad[k][1], bad[k][2]);
+        bool error = false;
+        const char* msg = gedit_message(e, &error);
+        ck_assert_msg(error && strstr(msg, "refused"), "%s", msg);
+        ck_assert_msg(memcmp(&before, gedit_gains(e), sizeof before) == 0, "%s %s %s changed "
+                      "the gains", bad[k][0], bad[k][1], bad[k][2]);
+    }
+    ck_assert_msg(strstr(gedit_message(e, NULL), "rate"), "%s", gedit_message(e, NULL));
+    ck_assert(gedit_set_text(e, "LeftElbow", "settle_time", "-0.5") == false);
+    ck_assert_msg(strstr(gedit_message(e, NULL), "expected a value > 0, found -0.5; kept 0.6 s"),
+                  "%s", gedit_message(e, NULL));
+    /* saved: the file reads back as the gains; undo gives back the original's bytes */
+    ck_assert_msg(gedit_save(e, saved), "%s", gedit_message(e, NULL));
+    ck_assert(!gedit_dirty(e));
+    fb_gains back;
+    fb_error err;
+    ck_assert_int_eq(fb_gains_load(saved, &back, &err), FB_OK);
+    only_settle_changed(m, &orig, &back, "LeftElbow", 0.6);
+    ck_assert(gedit_undo(e));
+    ck_assert(gedit_dirty(e) && gedit_can_redo(e));
+    ck_assert(gedit_save(e, undone));
+    ck_same_file(path, undone);
+    ck_assert(gedit_redo(e));
+    only_settle_changed(m, &orig, gedit_gains(e), "LeftElbow", 0.6);
+
+    /* a group: Left* becomes one rule at the end; mirror sets Right* with it */
+    before = *gedit_gains(e);
+    ck_assert(gedit_set(e, "Left*", "settle_time", 0.25, false));
+    ck_assert_int_eq(gedit_gains(e)->nrule, before.nrule + 1);
+    ck_assert_str_eq(gedit_gains(e)->rule[before.nrule].pattern, "Left*");
+    ck_assert_uint_eq(gedit_gains(e)->rule[before.nrule].set, FB_GAIN_SETTLE);
+    only_settle_changed(m, &before, gedit_gains(e), "Left*", 0.25);
+    before = *gedit_gains(e);
+    gedit_set_mirror(e, true);
+    ck_assert(gedit_set(e, "LeftForeArm", "settle_time", 0.4, false) ||
+              gedit_set(e, "LeftElbow", "settle_time", 0.4, false));
+    ck_assert_msg(strstr(gedit_message(e, NULL), "Right"), "%s", gedit_message(e, NULL));
+    const fb_joint_gains le = by_hand(gedit_gains(e), "LeftElbow");
+    const fb_joint_gains re = by_hand(gedit_gains(e), "RightElbow");
+    ck_assert(le.settle_time == 0.4 && re.settle_time == 0.4);
+    gedit_set_mirror(e, false);
+    /* a drag is one undo step */
+    before = *gedit_gains(e);
+    for (int k = 1; k <= 5; k++) {
+        ck_assert(gedit_set(e, "Neck", "settle_time", 0.3 + 0.02 * k, k > 1));
+    }
+    ck_assert(gedit_undo(e));
+    ck_assert_msg(memcmp(&before, gedit_gains(e), sizeof before) == 0, "one undo did not undo "
+                  "the whole drag");
+    /* the root and the take's fields, by their names */
+    ck_assert_msg(gedit_set_text(e, "root", "mode", "assisted"), "%s", gedit_message(e, NULL));
+    ck_assert_int_eq(source_gains(s)->root.mode, FB_ROOT_ASSISTED);
+    ck_assert_msg(gedit_set_text(e, "take", "controller", "pd"), "%s", gedit_message(e, NULL));
+    ck_assert_msg(strstr(source_get_view(s)->line[0], "pd, assisted"), "%s",
+                  source_get_view(s)->line[0]);
+    gedit_destroy(e);
+    source_close(s);
+    remove(path);
+    remove(saved);
+    remove(undone);
+    rmdir(dir);
+}
+END_TEST
+
+START_TEST(rules_the_edit_cannot_reach) {
+    char dir[64];
+    ck_tmpdir(dir, sizeof dir, "gedit2");
+    char path[300];
+    snprintf(path, sizeof path, "%s/gains.json", dir);
+    fb_gains g = init_file(path);
+    /* LeftElbow's own rule first, a glob after it that also sets its settle time */
+    g.nrule = 2;
+    g.rule[0] = (fb_gains_rule){.pattern = "LeftElbow", .set = FB_GAIN_LIMIT,
+                                .g = {.torque_limit = 80.0}};
+    g.rule[1] = (fb_gains_rule){.pattern = "Left*", .set = FB_GAIN_SETTLE,
+                                .g = {.settle_time = 0.08}};
+    fb_error err;
+    ck_assert_int_eq(fb_gains_save(&g, path, &err), FB_OK);
+    source* s = open_source(path, false);
+    gedit* e = gedit_create(s);
+    const fb_model* m = gedit_model(e);
+    /* in place it would do nothing (Left* comes after): the rule moves last */
+    ck_assert_msg(gedit_set(e, "LeftElbow", "settle_time", 0.5, false), "%s",
+                  gedit_message(e, NULL));
+    ck_assert_str_eq(gedit_gains(e)->rule[1].pattern, "LeftElbow");
+    only_settle_changed(m, &g, gedit_gains(e), "LeftElbow", 0.5);
+    gedit_destroy(e);
+    source_close(s);
+    /* now the glob also sets the torque limit: moving LeftElbow's rule would change it */
+    g.rule[0].set |= FB_GAIN_SETTLE;
+    g.rule[0].g.settle_time = 0.2;
+    g.rule[1].set |= FB_GAIN_LIMIT;
+    g.rule[1].g.torque_limit = 50.0;
+    ck_assert_int_eq(fb_gains_save(&g, path, &err), FB_OK);
+    s = open_source(path, false);
+    e = gedit_create(s);
+    m = gedit_model(e);
+    ck_assert(!gedit_set(e, "LeftElbow", "settle_time", 0.5, false));
+    ck_assert_msg(strstr(gedit_message(e, NULL), "a later rule"), "%s", gedit_message(e, NULL));
+    ck_assert_msg(!gedit_dirty(e) && !gedit_can_undo(e), "a refused edit changed the gains");
+    /* the glob itself can be edited */
+    ck_assert(gedit_set(e, "Left*", "settle_time", 0.5, false));
+    only_settle_changed(m, &g, gedit_gains(e), "Left*", 0.5);
+    gedit_destroy(e);
+    source_close(s);
+    remove(path);
+    rmdir(dir);
+}
+END_TEST
+
+START_TEST(the_file_changing_under_unsaved_edits_asks) {
+    char dir[64];
+    ck_tmpdir(dir, sizeof dir, "gedit3");
+    char path[300];
+    snprintf(path, sizeof path, "%s/gains.json", dir);
+    fb_gains disk = init_file(path);
+    source* s = open_source(path, false);
+    gedit* e = gedit_create(s);
+    advance(s, 0.3);
+    ck_assert(gedit_set(e, "LeftElbow", "settle_time", 0.6, false));
+    const fb_gains mine = *gedit_gains(e);
+    /* someone else writes the file: it waits */
+    disk.rate = 300.0;
+    fb_error err;
+    sleep(1); /* a new modification time even on coarse file systems */
+    ck_assert_int_eq(fb_gains_save(&disk, path, &err), FB_OK);
+    ck_assert(source_poll(s));
+    gedit_sync(e);
+    ck_assert(gedit_conflict(e));
+    ck_assert_msg(strstr(source_get_view(s)->line[2], "changed on disk"), "%s",
+                  source_get_view(s)->line[2]);
+    ck_assert_msg(memcmp(&mine, gedit_gains(e), sizeof mine) == 0 &&
+                  memcmp(&mine, source_gains(s), sizeof mine) == 0, "the file's gains came in");
+    /* keep mine */
+    gedit_keep_edits(e);
+    ck_assert(!gedit_conflict(e) && gedit_dirty(e));
+    ck_assert(!source_poll(s));
+    /* once more, and take the file's this time: the edits are one undo away */
+    disk.rate = 360.0;
+    sleep(1);
+    ck_assert_int_eq(fb_gains_save(&disk, path, &err), FB_OK);
+    ck_assert(source_poll(s));
+    ck_assert(gedit_conflict(e));
+    ck_assert(gedit_take_file(e));
+    ck_assert(!gedit_conflict(e) && !gedit_dirty(e));
+    ck_assert(source_gains(s)->rate == 360.0);
+    ck_assert_msg(fabs(source_get_view(s)->time - 0.3) < 0.003, "not replayed to 0.3 s");
+    ck_assert(gedit_undo(e));
+    ck_assert(memcmp(&mine, gedit_gains(e), sizeof mine) == 0);
+    /* saved to the watched file: no reload of our own write */
+    ck_assert(gedit_save(e, NULL));
+    ck_assert(!source_poll(s));
+    /* with nothing unsaved, a change is simply reloaded and taken in */
+    disk.rate = 240.0;
+    sleep(1);
+    ck_assert_int_eq(fb_gains_save(&disk, path, &err), FB_OK);
+    ck_assert(source_poll(s));
+    gedit_sync(e);
+    ck_assert(!gedit_conflict(e) && !gedit_dirty(e));
+    ck_assert(gedit_gains(e)->rate == 240.0);
+    gedit_destroy(e);
+    source_close(s);
+    remove(path);
+    rmdir(dir);
+}
+END_TEST
+
+START_TEST(mirror_names) {
+    char out[64];
+    const char* pairs[][2] = {{"LeftElbow", "RightElbow"}, {"RightUpLeg", "LeftUpLeg"},
+                              {"Left*", "Right*"},         {"left_knee", "right_knee"},
+                              {"LShoulder", "RShoulder"},  {"R_hip", "L_hip"}};
+    for (size_t k = 0; k < sizeof pairs / sizeof pairs[0]; k++) {
+        ck_assert(gedit_mirror_name(pairs[k][0], out, sizeof out));
+        ck_assert_str_eq(out, pairs[k][1]);
+    }
+    ck_assert(!gedit_mirror_name("Hips", out, sizeof out));
+    ck_assert(!gedit_mirror_name("Lumbar", out, sizeof out));
+    source* playback = open_source(NULL, true);
+    ck_assert_ptr_null(gedit_create(playback)); /* no gains to edit */
+    source_close(playback);
+}
+END_TEST
+
 static Suite* suite(void) {
     Suite* s = suite_create("viewer_source");
     TCase* tc = tcase_create("sim");
@@ -246,6 +526,10 @@ static Suite* suite(void) {
     tcase_add_test(tc, the_gains_file_is_watched);
     tcase_add_test(tc, playback_refuses_balls_and_exports);
     tcase_add_test(tc, bad_inputs_are_refused);
+    tcase_add_test(tc, one_joint_edit_is_one_number_of_the_file);
+    tcase_add_test(tc, rules_the_edit_cannot_reach);
+    tcase_add_test(tc, the_file_changing_under_unsaved_edits_asks);
+    tcase_add_test(tc, mirror_names);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -31,8 +31,13 @@ enum { VIEW_EXIT_OK = 0, VIEW_EXIT_FAIL = 1, VIEW_EXIT_USAGE = 2, VIEW_EXIT_NO_G
 #define VIEW_BALL_MASS_MAX 10.0
 #define VIEW_BALL_RADIUS 0.11
 
+struct gedit;
+struct panel;
+
 typedef struct app {
     source* src;
+    struct gedit* edit;  /* the gains editor, or NULL (clip playback: no gains) */
+    struct panel* panel; /* the gains panel (window only, and only when built), or NULL */
     renderer* r;
     hud* hud;
     GLFWwindow* win;
@@ -79,6 +84,8 @@ int app_run_interactive(app* a);
 void app_key(app* a, int key);
 void app_char(app* a, unsigned int c);
 void app_click(app* a, double x, double y);
+/* A right click: the joint of the body there to the gains panel (opened), no throw. */
+void app_select(app* a, double x, double y);
 
 /* Writes the frame the app shows now, at w x h pixels, as a PNG (whole or not at all).
  * Returns an exit code. */

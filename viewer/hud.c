@@ -263,6 +263,9 @@ static const char* const HELP[] = {
     "{  }\tball mass /1.5, x1.5",
     "E\texport the take (BVH, balls, hits)",
     "Backspace\tforget the thrown balls, restart",
+    "P\tgains panel (right-click a body: its joint)",
+    "Ctrl+Z, Ctrl+Y\tundo, redo a gains edit",
+    "Ctrl+S\tsave the gains to their file",
     "H\tthis help",
     "Esc\tquit",
     " ",
@@ -271,6 +274,7 @@ static const char* const HELP[] = {
     "shift+left, middle\tpan",
     "scroll\tzoom",
     "click a body\tthrow a ball at it",
+    "right-click a body\tits gains in the panel",
     "click, drag the bar\tscrub",
 };
 
@@ -300,7 +304,7 @@ void hud_draw(hud* h, int w, int h_px, const hud_state* s) {
     /* status, the source's lines, the last message */
     char status[3][HUD_LINE_MAX];
     status_lines(s, status);
-    const char* lines[3 + 1 + SOURCE_LINES + 1];
+    const char* lines[3 + 1 + SOURCE_LINES + 2];
     int n = 0;
     for (int k = 0; k < 3; k++) {
         lines[n++] = status[k];
@@ -309,6 +313,7 @@ void hud_draw(hud* h, int w, int h_px, const hud_state* s) {
     for (int k = 0; k < SOURCE_LINES; k++) {
         lines[n++] = s->lines[k];
     }
+    lines[n++] = s->gains;
     lines[n++] = s->message;
     panel(h, 10.0 * sc, 10.0 * sc, false, lines, n);
     if (s->help) {

@@ -25,6 +25,7 @@ typedef struct hud_state {
     bool ghost, ghost_offset, contacts, follow;
     const char* ball;                /* the ball a click throws, or NULL */
     const char* lines[SOURCE_LINES]; /* the source's free lines (NULL or "" skipped) */
+    const char* gains;               /* the gains editor's line, or NULL */
     const char* message;             /* one more line (what was clicked), or NULL */
 } hud_state;
 

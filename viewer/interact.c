@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include "app.h"
+#include "gains_edit.h"
+#include "panel.h"
 #include "pick.h"
 
 /* Cursor travel (window pixels) below which a press and release is a click, not a drag. */
@@ -88,6 +90,14 @@ static void key_pressed(app* a, int key) {
     case GLFW_KEY_H:
         a->help = !a->help;
         break;
+    case GLFW_KEY_P:
+        if (a->panel) {
+            panel_set_open(a->panel, !panel_is_open(a->panel));
+        } else {
+            snprintf(a->message, sizeof a->message, "%s",
+                     a->edit ? panel_build_info() : "clip playback: no gains to edit");
+        }
+        break;
     case GLFW_KEY_E:
         export_take(a);
         break;
@@ -135,10 +145,38 @@ void app_key(app* a, int key) {
     }
 }
 
+/* The editor's message on the message line (the panel shows it too). */
+static void gains_said(app* a) {
+    snprintf(a->message, sizeof a->message, "gains: %s", gedit_message(a->edit, NULL));
+    a->t = source_get_view(a->src)->time;
+}
+
+/* Ctrl+Z undo, Ctrl+Y and Ctrl+Shift+Z redo, Ctrl+S save to the watched file: the gains. */
+static bool gains_shortcut(app* a, int key, int mods) {
+    if (!(mods & GLFW_MOD_CONTROL) || !a->edit) {
+        return false;
+    }
+    if (key == GLFW_KEY_Z && !(mods & GLFW_MOD_SHIFT)) {
+        gedit_undo(a->edit);
+    } else if (key == GLFW_KEY_Y || key == GLFW_KEY_Z) {
+        gedit_redo(a->edit);
+    } else if (key == GLFW_KEY_S) {
+        gedit_save(a->edit, NULL);
+    } else {
+        return false;
+    }
+    gains_said(a);
+    return true;
+}
+
 static void on_key(GLFWwindow* w, int key, int scancode, int action, int mods) {
-    (void)scancode;
-    (void)mods;
     app* a = app_of(w);
+    if (panel_key(a->panel, key, scancode, action, mods)) {
+        return; /* typed into the panel */
+    }
+    if (action == GLFW_PRESS && gains_shortcut(a, key, mods)) {
+        return;
+    }
     if (action == GLFW_PRESS) {
         app_key(a, key);
     } else if (action == GLFW_REPEAT) {
@@ -176,7 +214,10 @@ void app_char(app* a, unsigned int c) {
 }
 
 static void on_char(GLFWwindow* w, unsigned int c) {
-    app_char(app_of(w), c);
+    app* a = app_of(w);
+    if (!panel_char(a->panel, c)) {
+        app_char(a, c);
+    }
 }
 
 /* Scrubs to the time under framebuffer x on the timeline. */
@@ -186,16 +227,23 @@ static void scrub(app* a, double fx) {
     app_seek(a, hud_timeline_frac(fw, fh, fx) * source_get_info(a->src)->duration);
 }
 
-/* A click on the scene: a ball from the eye at the point of the body under the cursor. */
-void app_click(app* a, double x, double y) {
+/* The body under window coordinates (x, y) and the eye's position; false when none. */
+static bool body_at(app* a, double x, double y, fb_v3* eye, pick_hit* hit) {
     double fx, fy;
     int fw, fh;
     to_framebuffer(a->win, x, y, &fx, &fy, &fw, &fh);
-    fb_v3 o, d;
-    camera_ray(&a->cam, fx, fy, fw, fh, &o, &d);
+    fb_v3 d;
+    camera_ray(&a->cam, fx, fy, fw, fh, eye, &d);
     const source_view* v = source_get_view(a->src);
+    return pick_ray(v->model, v->data, *eye, d, hit);
+}
+
+/* A click on the scene: a ball from the eye at the point of the body under the cursor. */
+void app_click(app* a, double x, double y) {
+    const source_view* v = source_get_view(a->src);
+    fb_v3 o;
     pick_hit hit;
-    if (!pick_ray(v->model, v->data, o, d, &hit)) {
+    if (!body_at(a, x, y, &o, &hit)) {
         snprintf(a->message, sizeof a->message, "missed: click on the character to throw");
         return;
     }
@@ -208,10 +256,40 @@ void app_click(app* a, double x, double y) {
     char msg[SOURCE_LINE_MAX + 64];
     source_throw(a->src, &t, msg, sizeof msg);
     snprintf(a->message, sizeof a->message, "%s: %s", v->model->name[hit.body], msg);
+    if (a->edit) { /* the struck joint's gains in the panel */
+        gedit_select_body(a->edit, hit.body);
+    }
+}
+
+void app_select(app* a, double x, double y) {
+    if (!a->edit) {
+        snprintf(a->message, sizeof a->message, "clip playback: no gains to edit");
+        return;
+    }
+    const source_view* v = source_get_view(a->src);
+    fb_v3 o;
+    pick_hit hit;
+    if (!body_at(a, x, y, &o, &hit)) {
+        snprintf(a->message, sizeof a->message, "right-click a body to see its joint's gains");
+        return;
+    }
+    gedit_select_body(a->edit, hit.body);
+    const int j = gedit_selected(a->edit);
+    panel_set_open(a->panel, true);
+    snprintf(a->message, sizeof a->message, "%s: its gains %s", j > 0 ? v->model->name[j] : "?",
+             a->panel ? "in the panel" : "(no panel in this build: --script gain)");
 }
 
 static void on_button(GLFWwindow* w, int button, int action, int mods) {
     app* a = app_of(w);
+    if (panel_mouse_button(a->panel, button, action, mods)) {
+        return; /* on the panel */
+    }
+    if (action == GLFW_PRESS && button == GLFW_MOUSE_BUTTON_RIGHT) {
+        glfwGetCursorPos(w, &a->mx, &a->my);
+        app_select(a, a->mx, a->my);
+        return;
+    }
     if (action == GLFW_RELEASE) {
         if (button == GLFW_MOUSE_BUTTON_LEFT && a->pressed && !a->moved && !a->scrubbing) {
             app_click(a, a->mx, a->my);
@@ -267,8 +345,10 @@ static void on_cursor(GLFWwindow* w, double x, double y) {
 }
 
 static void on_scroll(GLFWwindow* w, double xoff, double yoff) {
-    (void)xoff;
-    camera_zoom(&app_of(w)->cam, yoff);
+    app* a = app_of(w);
+    if (!panel_scroll(a->panel, xoff, yoff)) {
+        camera_zoom(&a->cam, yoff);
+    }
 }
 
 /* Advances the playback clock by `clock_dt` s (x speed) that took `wall_dt` s of wall clock;
@@ -296,6 +376,9 @@ static void poll(app* a, double now) {
         a->poll_wall = now;
         if (source_poll(a->src)) {
             a->t = source_get_view(a->src)->time;
+            if (a->edit) { /* a reload: the editor takes it in */
+                gedit_sync(a->edit);
+            }
         }
     }
 }
@@ -343,6 +426,37 @@ static void run_script(app* a, double clock) {
                 a->script_rc = VIEW_EXIT_FAIL;
             }
             break;
+        case SCRIPT_GAIN: /* the panel's path: the editor, its checks and messages */
+            gedit_set_text(a->edit, e->arg, e->field, e->value);
+            gains_said(a);
+            break;
+        case SCRIPT_SAVE_GAINS:
+            gedit_save(a->edit, e->arg);
+            gains_said(a);
+            break;
+        case SCRIPT_UNDO:
+        case SCRIPT_REDO:
+            if (e->action == SCRIPT_UNDO) {
+                gedit_undo(a->edit);
+            } else {
+                gedit_redo(a->edit);
+            }
+            gains_said(a);
+            break;
+        case SCRIPT_SELECT:
+            gedit_select_name(a->edit, e->arg);
+            panel_set_open(a->panel, true);
+            break;
+        case SCRIPT_PANEL:
+            if (a->panel) {
+                panel_set_open(a->panel, e->x != 0.0);
+            } else {
+                snprintf(a->message, sizeof a->message, "%s", panel_build_info());
+            }
+            break;
+        case SCRIPT_MIRROR:
+            gedit_set_mirror(a->edit, e->x != 0.0);
+            break;
         case SCRIPT_QUIT:
             glfwSetWindowShouldClose(a->win, GLFW_TRUE);
             break;
@@ -389,6 +503,8 @@ int app_run_interactive(app* a) {
             glfwWaitEvents();
             continue;
         }
+        panel_frame(a->panel, a->t, fw, fh); /* edits made in it act now */
+        a->t = source_get_view(a->src)->time;
         glBindFramebuffer(GL_FRAMEBUFFER, 0);
         app_draw(a, fw, fh);
         glfwSwapBuffers(w);

@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 
 #include "app.h"
+#include "gains_edit.h"
+#include "panel.h"
 #include "shot.h"
 #ifdef FB_VIEW_PIN_LIBRARIES
 #include "pin.h"
@@ -30,8 +32,9 @@ static const char USAGE[] =
     "  --playback          play the clip back without physics (no balls, no gains)\n"
     "  --export PREFIX     E writes PREFIX.bvh, PREFIX.balls.json, PREFIX.hits.json\n"
     "                      (default: CLIP_takeN in the current directory, never overwriting)\n"
-    "  --script FILE       timed input events (throw, click, key, screenshot, quit;\n"
-    "                      docs/VIEWER.md), on a fixed 60 frames-per-second clock\n"
+    "  --script FILE       timed input events (throw, click, key, screenshot, gain,\n"
+    "                      save-gains, undo, redo, quit; docs/VIEWER.md), on a fixed 60\n"
+    "                      frames-per-second clock\n"
     "  --wall-clock        a script's times are wall-clock seconds (plays in real time;\n"
     "                      the frames shown then depend on the machine's speed)\n"
     "  --time T            start at T seconds (default 0)\n"
@@ -49,6 +52,12 @@ static const char USAGE[] =
     "\n"
     "Exit codes: 0 ok, 1 failure, 2 bad arguments or an unreadable clip, 3 no display or no\n"
     "OpenGL 3.3 (headless: run under xvfb-run -a).\n";
+
+/* --help's last line: whether this build has the gains panel. */
+static void print_usage(void) {
+    fputs(USAGE, stdout);
+    printf("\n%s\n", panel_build_info());
+}
 
 /* Sizes accepted for --size (pixels a side). */
 #define VIEW_SIZE_MIN 16
@@ -167,7 +176,7 @@ static int parse_args(view_args* a, int argc, char** argv) {
     for (int i = 1; i < argc; i++) {
         const char* opt = argv[i];
         if (strcmp(opt, "-h") == 0 || strcmp(opt, "--help") == 0) {
-            fputs(USAGE, stdout);
+            print_usage();
             return VIEW_EXIT_OK;
         } else if (strcmp(opt, "--ghost-offset") == 0) {
             a->ghost_offset = true;
@@ -276,6 +285,8 @@ static GLFWwindow* open_window(const view_args* a, const char* title, bool headl
 
 /* ---- drawing ------------------------------------------------------------------------------ */
 
+static void draw_hud(app* a, int w, int h);
+
 void app_seek(app* a, double t) {
     fb_error err = {0};
     if (source_advance_to(a->src, t, &err) != FB_OK) {
@@ -294,11 +305,36 @@ fb_v3 app_follow_point(const app* a) {
 
 void app_draw(app* a, int w, int h) {
     const source_view* v = source_get_view(a->src);
-    const source_info* info = source_get_info(a->src);
     render_frame(a->r, &a->cam, w, h, v, &a->flags);
-    if (!a->show_hud) {
-        return;
+    if (a->show_hud) {
+        draw_hud(a, w, h);
     }
+    panel_draw(a->panel);
+}
+
+/* The gains line of the HUD: unsaved edits, or how to edit (the editor's messages go to the
+ * message line and the panel). */
+static void gains_line(const app* a, char* out, size_t cap) {
+    if (!a->edit) {
+        out[0] = '\0';
+    } else if (gedit_dirty(a->edit)) {
+        const char* path = source_gains_path(a->src);
+        snprintf(out, cap, "gains * unsaved edits%s%.80s", path ? " (Ctrl+S saves to " : "",
+                 path ? path : "");
+        if (path) {
+            strncat(out, ")", cap - strlen(out) - 1);
+        }
+    } else if (!panel_available()) {
+        snprintf(out, cap, "%s", panel_build_info());
+    } else {
+        snprintf(out, cap, "%s", a->panel ? "gains: P opens the panel; right-click a body for "
+                                            "its joint" : "");
+    }
+}
+
+static void draw_hud(app* a, int w, int h) {
+    const source_view* v = source_get_view(a->src);
+    const source_info* info = source_get_info(a->src);
     char ball[96];
     snprintf(ball, sizeof ball, "ball %.3g m/s  %.2g kg  r %.2f m   click to throw  [ ] speed  "
              "{ } mass", a->ball_speed, a->ball_mass, app_ball_radius(a->ball_mass));
@@ -317,6 +353,9 @@ void app_draw(app* a, int w, int h) {
                    .contacts = a->flags.contacts,
                    .follow = a->cam.follow,
                    .message = a->message[0] ? a->message : NULL};
+    char gains[160];
+    gains_line(a, gains, sizeof gains);
+    s.gains = gains;
     for (int k = 0; k < SOURCE_LINES; k++) {
         s.lines[k] = v->line[k];
     }
@@ -397,6 +436,38 @@ static int run_headless(app* a, const view_args* args) {
 
 /* ---- main --------------------------------------------------------------------------------- */
 
+/* What a script names that the character or the source does not have (a throw's or a
+ * selection's joint, a gain's joints, gains under --playback); NULL when all is there. */
+static const char* script_check(const script* sc, const app* a) {
+    static char msg[2400];
+    const fb_model* m = source_get_view(a->src)->model;
+    for (int k = 0; k < sc->n; k++) {
+        const script_event* e = &sc->ev[k];
+        const bool gains = e->action == SCRIPT_GAIN || e->action == SCRIPT_SAVE_GAINS ||
+                           e->action == SCRIPT_UNDO || e->action == SCRIPT_REDO ||
+                           e->action == SCRIPT_SELECT || e->action == SCRIPT_MIRROR;
+        if (e->action == SCRIPT_THROW && fb_model_body_by_name(m, e->arg) < 0) {
+            snprintf(msg, sizeof msg, "%.1000s:%d: throw: '%.1000s' names no body of the character",
+                     sc->path, e->line, e->arg);
+            return msg;
+        }
+        if (gains && !a->edit) {
+            snprintf(msg, sizeof msg, "%.1000s:%d: --playback has no gains to edit", sc->path,
+                     e->line);
+            return msg;
+        }
+        const bool keyword = strcmp(e->arg, "take") == 0 || strcmp(e->arg, "root") == 0 ||
+                             strcmp(e->arg, "defaults") == 0;
+        if ((e->action == SCRIPT_GAIN && !keyword && gedit_count_matches(a->edit, e->arg) == 0) ||
+            (e->action == SCRIPT_SELECT && gedit_count_matches(a->edit, e->arg) == 0)) {
+            snprintf(msg, sizeof msg, "%.1000s:%d: '%.1000s' names no joint with degrees of freedom",
+                     sc->path, e->line, e->arg);
+            return msg;
+        }
+    }
+    return NULL;
+}
+
 static int run(app* a, const view_args* args) {
     const source_info* info = source_get_info(a->src);
     if (args->time > info->duration) {
@@ -423,7 +494,15 @@ static int run(app* a, const view_args* args) {
     } else {
         camera_frame(&a->cam, info->lo, info->hi, (double)args->w / args->h, VIEW_PITCH);
         app_seek(a, args->time);
+        if (!headless && a->edit) {
+            a->panel = panel_create(a->win, a->edit, a->src, err, sizeof err);
+            if (!a->panel && panel_available()) {
+                fprintf(stderr, "featherbone-view: no gains panel: %s\n", err);
+            }
+        }
         rc = headless ? run_headless(a, args) : app_run_interactive(a);
+        panel_destroy(a->panel);
+        a->panel = NULL;
     }
     hud_destroy(a->hud);
     render_destroy(a->r);
@@ -464,21 +543,21 @@ int main(int argc, char** argv) {
         fprintf(stderr, "featherbone-view: %s\n", err.msg);
         return (err.code == FB_EINVAL || err.code == FB_EIO) ? VIEW_EXIT_USAGE : VIEW_EXIT_FAIL;
     }
+    a.edit = gedit_create(a.src); /* NULL for clip playback: no gains */
     if (args.script) {
-        const fb_model* m = source_get_view(a.src)->model;
-        for (int k = 0; k < sc.n; k++) { /* the joints a throw names */
-            if (sc.ev[k].action == SCRIPT_THROW && fb_model_body_by_name(m, sc.ev[k].arg) < 0) {
-                fprintf(stderr, "featherbone-view: %s:%d: throw: '%s' names no body of the "
-                        "character\n", args.script, sc.ev[k].line, sc.ev[k].arg);
-                script_free(&sc);
-                source_close(a.src);
-                return VIEW_EXIT_USAGE;
-            }
+        const char* bad = script_check(&sc, &a);
+        if (bad) {
+            fprintf(stderr, "featherbone-view: %s\n", bad);
+            script_free(&sc);
+            gedit_destroy(a.edit);
+            source_close(a.src);
+            return VIEW_EXIT_USAGE;
         }
         a.script = &sc;
     }
     const int rc = run(&a, &args);
     script_free(&sc);
+    gedit_destroy(a.edit);
     source_close(a.src);
     return rc;
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gains_edit.h"
 #include "gl.h"
 
 /* Largest script read (lines of at most this many bytes). */
@@ -25,6 +26,7 @@ static const key_name KEYS[] = {
     {"r", GLFW_KEY_R},         {"g", GLFW_KEY_G},                 {"o", GLFW_KEY_O},
     {"c", GLFW_KEY_C},         {"f", GLFW_KEY_F},                 {"h", GLFW_KEY_H},
     {"e", GLFW_KEY_E},         {"backspace", GLFW_KEY_BACKSPACE}, {"escape", GLFW_KEY_ESCAPE},
+    {"p", GLFW_KEY_P},
 };
 #define NKEY ((int)(sizeof KEYS / sizeof KEYS[0]))
 static const char CHARS[] = "[]{}+-";
@@ -44,6 +46,41 @@ static bool number(const char* text, double* out) {
     }
     *out = v;
     return true;
+}
+
+/* `gain TARGET FIELD VALUE`: the field must be one of the target's (the value is checked
+ * when it is set, by the editor, which refuses it with a message as the panel does). */
+static bool parse_gain(char* rest, const char* path, int line, script_event* e, char* err,
+                       size_t cap) {
+    char* save = NULL;
+    const char* target = strtok_r(rest, " \t", &save);
+    const char* field = strtok_r(NULL, " \t", &save);
+    const char* value = strtok_r(NULL, " \t", &save);
+    if (!target || !field || !value || strtok_r(NULL, " \t", &save)) {
+        return fail(err, cap, path, line, "gain TARGET FIELD VALUE", target ? target : "");
+    }
+    const gedit_scope scope = strcmp(target, "take") == 0       ? GEDIT_TAKE
+                              : strcmp(target, "root") == 0     ? GEDIT_ROOT
+                              : strcmp(target, "defaults") == 0 ? GEDIT_DEFAULTS
+                                                                : GEDIT_JOINT;
+    int n = 0;
+    const gedit_field* f = gedit_fields(scope, &n);
+    char names[256] = "";
+    size_t len = 0;
+    for (int k = 0; k < n; k++) {
+        if (strcmp(f[k].name, field) == 0) {
+            e->action = SCRIPT_GAIN;
+            snprintf(e->arg, sizeof e->arg, "%s", target);
+            snprintf(e->field, sizeof e->field, "%s", field);
+            snprintf(e->value, sizeof e->value, "%s", value);
+            return true;
+        }
+        len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", k ? ", " : "",
+                                f[k].name);
+    }
+    char what[300];
+    snprintf(what, sizeof what, "a field of %s: %s", target, names);
+    return fail(err, cap, path, line, what, field);
 }
 
 /* One line into e; false with the message in err. */
@@ -77,6 +114,23 @@ static bool parse_line(char* text, const char* path, int line, script_event* e, 
     } else if (strcmp(action, "screenshot") == 0 && rest) {
         e->action = SCRIPT_SCREENSHOT;
         snprintf(e->arg, sizeof e->arg, "%s", rest);
+    } else if (strcmp(action, "gain") == 0 && rest) {
+        return parse_gain(rest, path, line, e, err, cap);
+    } else if (strcmp(action, "save-gains") == 0 && rest) {
+        e->action = SCRIPT_SAVE_GAINS;
+        snprintf(e->arg, sizeof e->arg, "%s", rest);
+    } else if ((strcmp(action, "undo") == 0 || strcmp(action, "redo") == 0) && !rest) {
+        e->action = action[0] == 'u' ? SCRIPT_UNDO : SCRIPT_REDO;
+    } else if (strcmp(action, "select") == 0 && rest && !strpbrk(rest, " \t")) {
+        e->action = SCRIPT_SELECT;
+        snprintf(e->arg, sizeof e->arg, "%s", rest);
+    } else if ((strcmp(action, "panel") == 0 || strcmp(action, "mirror") == 0) && rest) {
+        if (strcmp(rest, "on") != 0 && strcmp(rest, "off") != 0) {
+            return fail(err, cap, path, line, action[0] == 'p' ? "panel on|off" : "mirror on|off",
+                        rest);
+        }
+        e->action = action[0] == 'p' ? SCRIPT_PANEL : SCRIPT_MIRROR;
+        e->x = strcmp(rest, "on") == 0;
     } else if (strcmp(action, "zoom") == 0 && rest) {
         if (!number(rest, &e->x) || fabs(e->x) > 100.0) {
             return fail(err, cap, path, line, "zoom STEPS (-100 to 100)", rest);
@@ -107,11 +161,12 @@ static bool parse_line(char* text, const char* path, int line, script_event* e, 
             return true;
         }
         return fail(err, cap, path, line,
-                    "a key: space right left r g o c f h e backspace escape [ ] { } + -", rest);
+                    "a key: space right left r g o c f h e p backspace escape [ ] { } + -", rest);
     } else {
         return fail(err, cap, path, line,
-                    "throw JOINT, click X Y, key NAME, zoom STEPS, orbit YAW PITCH, screenshot PATH or "
-                    "quit", action);
+                    "throw JOINT, click X Y, key NAME, zoom STEPS, orbit YAW PITCH, screenshot "
+                    "PATH, gain TARGET FIELD VALUE, save-gains PATH, undo, redo, select JOINT, "
+                    "panel on|off, mirror on|off or quit", action);
     }
     return true;
 }

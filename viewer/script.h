@@ -11,6 +11,14 @@
  *   zoom STEPS         zoom as STEPS clicks of the scroll wheel (negative: out)
  *   orbit YAW PITCH    turn the eye around its target by YAW and PITCH degrees
  *   screenshot PATH    write the window's frame as a PNG
+ *   gain TARGET FIELD VALUE   set a gain through the gains panel's path (gains_edit.h):
+ *                      TARGET a joint, a glob of joints (Left*), root, defaults or take;
+ *                      VALUE a number or an enum's name; a refusal is reported, not fatal
+ *   save-gains PATH    write the gains in force to PATH (whole or not at all)
+ *   undo, redo         undo or redo the last gains edit
+ *   select JOINT       show that joint in the gains panel
+ *   panel on|off       open or close the gains panel
+ *   mirror on|off      gains edits of a Left joint also set the Right one, and back
  *   quit               close the window (exit 0)
  * A script is read whole before the window opens; a bad line is an error naming the file and
  * the line. */
@@ -31,6 +39,13 @@ typedef enum script_action {
     SCRIPT_ZOOM,
     SCRIPT_ORBIT,
     SCRIPT_SCREENSHOT,
+    SCRIPT_GAIN,
+    SCRIPT_SAVE_GAINS,
+    SCRIPT_UNDO,
+    SCRIPT_REDO,
+    SCRIPT_SELECT,
+    SCRIPT_PANEL,
+    SCRIPT_MIRROR,
     SCRIPT_QUIT
 } script_action;
 
@@ -40,7 +55,10 @@ typedef struct script_event {
     int line;    /* in the file, for messages */
     double x, y; /* click; zoom: x; orbit: degrees */
     int key;     /* GLFW key code (SCRIPT_KEY) or character (SCRIPT_CHAR) */
-    char arg[SCRIPT_ARG_MAX]; /* throw: the joint; screenshot: the path */
+    char arg[SCRIPT_ARG_MAX]; /* throw, select: the joint; screenshot, save-gains: the path;
+                                 gain: the target */
+    char field[64];           /* gain: the field */
+    char value[64];           /* gain: the value, as written */
 } script_event;
 
 typedef struct script {

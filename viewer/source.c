@@ -126,3 +126,47 @@ bool source_export(source* s, const char* prefix, char* msg, size_t cap) {
 double source_step_rtf(const source* s) {
     return s->ops->step_rtf(s->impl);
 }
+
+const fb_gains* source_gains(const source* s) {
+    return s->ops->gains ? s->ops->gains(s->impl) : NULL;
+}
+
+const char* source_gains_path(const source* s) {
+    return s->ops->gains_path ? s->ops->gains_path(s->impl) : NULL;
+}
+
+bool source_set_gains(source* s, const fb_gains* g, char* msg, size_t cap) {
+    if (!s->ops->set_gains) {
+        snprintf(msg, cap, "clip playback has no gains");
+        return false;
+    }
+    return s->ops->set_gains(s->impl, g, msg, cap);
+}
+
+bool source_save_gains(source* s, const char* path, char* msg, size_t cap) {
+    if (!s->ops->save_gains) {
+        snprintf(msg, cap, "clip playback has no gains");
+        return false;
+    }
+    return s->ops->save_gains(s->impl, path, msg, cap);
+}
+
+void source_hold_reloads(source* s, bool hold) {
+    if (s->ops->hold_reloads) {
+        s->ops->hold_reloads(s->impl, hold);
+    }
+}
+
+const fb_gains* source_pending_gains(const source* s) {
+    return s->ops->pending_gains ? s->ops->pending_gains(s->impl) : NULL;
+}
+
+void source_drop_pending(source* s, bool taken) {
+    if (s->ops->drop_pending) {
+        s->ops->drop_pending(s->impl, taken);
+    }
+}
+
+const fb_sim* source_sim(const source* s) {
+    return s->ops->sim ? s->ops->sim(s->impl) : NULL;
+}

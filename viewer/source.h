@@ -120,4 +120,34 @@ bool source_export(source* s, const char* prefix, char* msg, size_t cap);
 /* Simulated seconds per wall-clock second spent stepping, smoothed (0 = unknown). */
 double source_step_rtf(const source* s);
 
+/* ---- gains (the simulation's; clip playback has none) -------------------------------------- */
+
+/* The gains in force, or NULL (clip playback). */
+const fb_gains* source_gains(const source* s);
+
+/* The gains file watched (--gains), or NULL. */
+const char* source_gains_path(const source* s);
+
+/* Restarts the take with gains g and replays it to the time shown, as a reload of the file
+ * does (a new rate costs a new fit of the clip). False with the reason in msg, the gains in
+ * force unchanged. */
+bool source_set_gains(source* s, const fb_gains* g, char* msg, size_t cap);
+
+/* Writes the gains in force to path with the library's writer (whole or not at all). When
+ * path is the watched file, the watch takes what was written as read. False with the reason
+ * in msg. */
+bool source_save_gains(source* s, const char* path, char* msg, size_t cap);
+
+/* While held (unsaved edits in the window), a changed gains file that reads is not applied:
+ * source_poll returns true once and source_pending_gains gives the file's gains until
+ * source_drop_pending forgets them (taken: the caller put them in force; else the edits
+ * were kept), or a save to the file does. */
+void source_hold_reloads(source* s, bool hold);
+const fb_gains* source_pending_gains(const source* s);
+void source_drop_pending(source* s, bool taken);
+
+/* The simulation shown (its recorded frames and hits, for plots), or NULL (clip playback).
+ * Borrowed until the next call that moves or restarts the source. */
+const fb_sim* source_sim(const source* s);
+
 #endif /* FB_VIEW_SOURCE_H */

@@ -71,9 +71,16 @@ static double clip_step_rtf(const void* impl) {
     return 0.0;
 }
 
-static const source_ops CLIP_OPS = {clip_close,        clip_advance_to, clip_view,
-                                    clip_info,         clip_throw,      clip_clear_throws,
-                                    clip_poll,         clip_export,     clip_step_rtf};
+/* no gains: the gains calls of source.h say so */
+static const source_ops CLIP_OPS = {.close = clip_close,
+                                    .advance_to = clip_advance_to,
+                                    .view = clip_view,
+                                    .info = clip_info,
+                                    .throw_ball = clip_throw,
+                                    .clear_throws = clip_clear_throws,
+                                    .poll = clip_poll,
+                                    .export_take = clip_export,
+                                    .step_rtf = clip_step_rtf};
 
 void* source_clip_open(const source_opts* o, const source_ops** ops, fb_error* err) {
     clip_source* s = calloc(1, sizeof *s);

@@ -15,6 +15,15 @@ typedef struct source_ops {
     bool (*poll)(void* impl);
     bool (*export_take)(void* impl, const char* prefix, char* msg, size_t cap);
     double (*step_rtf)(const void* impl);
+    /* gains: NULL for clip playback, which has none */
+    const fb_gains* (*gains)(const void* impl);
+    const char* (*gains_path)(const void* impl);
+    bool (*set_gains)(void* impl, const fb_gains* g, char* msg, size_t cap);
+    bool (*save_gains)(void* impl, const char* path, char* msg, size_t cap);
+    void (*hold_reloads)(void* impl, bool hold);
+    const fb_gains* (*pending_gains)(const void* impl);
+    void (*drop_pending)(void* impl, bool taken);
+    const fb_sim* (*sim)(const void* impl);
 } source_ops;
 
 /* The clip and its character as `featherbone info` builds them (the bundled rules unless

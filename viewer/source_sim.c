@@ -45,6 +45,9 @@ typedef struct sim_source {
     struct stat gains_st; /* the gains file when last read */
     bool gains_st_ok;
     char gains_line[SOURCE_LINE_MAX];
+    bool hold;        /* edits unsaved in the window: a changed file waits in `pending` */
+    bool has_pending;
+    fb_gains pending; /* the file's gains, read while held */
 
     fb_sim* sim;
     fb_hit hit[FB_SIM_MAX_BALLS]; /* the take: the planned hits, then the thrown ones */
@@ -279,6 +282,22 @@ static const char* body_joint_name(const sim_source* s, int b) {
     return b > 0 ? s->clip->joint[s->ch->joint_of_body[b]].name : NULL;
 }
 
+/* The direction as the hits file's reader makes it, v * (1 / |v|) of the numbers it reads,
+ * taken to where that changes nothing: normalising is not idempotent to the last bit, and a
+ * direction one bit off after the exported hits are read back (`featherbone simulate --hits`)
+ * gives another take than the one shown and exported. */
+static fb_v3 unit_fixed_point(fb_v3 v) {
+    for (int k = 0; k < 8; k++) {
+        const double inv = 1.0 / sqrt(v.x * v.x + v.y * v.y + v.z * v.z);
+        const fb_v3 u = {v.x * inv, v.y * inv, v.z * inv};
+        if (u.x == v.x && u.y == v.y && u.z == v.z) {
+            break;
+        }
+        v = u;
+    }
+    return v;
+}
+
 static bool sim_throw(void* impl, const source_throw_spec* t, char* msg, size_t cap) {
     sim_source* s = impl;
     if (s->failed) {
@@ -312,7 +331,7 @@ static bool sim_throw(void* impl, const source_throw_spec* t, char* msg, size_t 
         return false;
     }
     h.from = FB_FROM_VECTOR;
-    h.dir = (fb_v3){to_eye.x / dist, to_eye.y / dist, to_eye.z / dist};
+    h.dir = unit_fixed_point((fb_v3){to_eye.x / dist, to_eye.y / dist, to_eye.z / dist});
     h.distance = fmin(fmax(dist, THROW_DIST_MIN), THROW_DIST_MAX);
     h.speed = t->speed;
     h.mass = t->mass;
@@ -384,6 +403,37 @@ static void clock_text(char* out, size_t cap) {
     strftime(out, cap, "%H:%M:%S", &tm);
 }
 
+/* Restarts the take with gains g (a new fit of the clip when the rate changes) and replays
+ * it to the time it was at; on failure the previous simulation, gains and fit stay. */
+static fb_status apply_gains(sim_source* s, const fb_gains* g, fb_error* err) {
+    const fb_gains old_g = s->g;
+    fb_ref* old_ref = s->ref;
+    fb_ref* ref = fabs(old_ref->dt * g->rate - 1.0) < 1e-12
+                      ? old_ref
+                      : fb_ref_from_clip(s->clip, s->ch, g->rate, 0, 0, NULL, err);
+    const double t = fb_sim_time(s->sim);
+    fb_sim* old_sim = s->sim;
+    s->sim = NULL;
+    s->g = *g;
+    s->ref = ref;
+    if (!ref || start(s, err) != FB_OK) { /* start() leaves s->sim NULL on failure */
+        if (ref && ref != old_ref) {
+            fb_ref_destroy(ref);
+        }
+        s->sim = old_sim;
+        s->g = old_g;
+        s->ref = old_ref;
+        return err->code;
+    }
+    fb_sim_destroy(old_sim);
+    if (ref != old_ref) {
+        fb_ref_destroy(old_ref);
+    }
+    step_to(s, t);
+    update_view(s);
+    return FB_OK;
+}
+
 static bool sim_poll(void* impl) {
     sim_source* s = impl;
     if (!s->gains_path) {
@@ -418,39 +468,98 @@ static bool sim_poll(void* impl) {
         update_view(s);
         return true;
     }
-    /* a new simulation with them, replayed to now; the old one stays if that fails */
-    const fb_gains old_g = s->g;
-    fb_ref* old_ref = s->ref;
-    fb_ref* ref = fabs(old_ref->dt * g.rate - 1.0) < 1e-12
-                      ? old_ref
-                      : fb_ref_from_clip(s->clip, s->ch, g.rate, 0, 0, NULL, &err);
-    const double t = fb_sim_time(s->sim);
-    fb_sim* old_sim = s->sim;
-    s->sim = NULL;
-    s->g = g;
-    s->ref = ref;
-    if (!ref || start(s, &err) != FB_OK) { /* start() leaves s->sim NULL on failure */
-        if (ref != old_ref) {
-            fb_ref_destroy(ref);
-        }
-        s->sim = old_sim;
-        s->g = old_g;
-        s->ref = old_ref;
+    if (s->hold) { /* unsaved edits in the window: the viewer asks which wins */
+        s->pending = g;
+        s->has_pending = true;
+        snprintf(s->gains_line, sizeof s->gains_line,
+                 "gains file changed on disk (%.8s) while edits are unsaved: keep or take it?",
+                 when);
+        printf("featherbone-view: %s changed on disk while the gains have unsaved edits\n",
+               s->gains_path);
+        fflush(stdout);
+        update_view(s);
+        return true;
+    }
+    s->has_pending = false;
+    if (apply_gains(s, &g, &err) != FB_OK) {
         snprintf(s->gains_line, sizeof s->gains_line, "gains NOT reloaded (%.8s): %.90s", when,
                  err.msg);
         update_view(s);
         return true;
     }
-    fb_sim_destroy(old_sim);
-    if (ref != old_ref) {
-        fb_ref_destroy(old_ref);
-    }
-    step_to(s, t);
     snprintf(s->gains_line, sizeof s->gains_line, "gains reloaded %s from %s", when,
              s->gains_path);
     printf("featherbone-view: gains reloaded from %s\n", s->gains_path);
     update_view(s);
     return true;
+}
+
+static const fb_gains* sim_gains(const void* impl) {
+    return &((const sim_source*)impl)->g;
+}
+
+static const char* sim_gains_path(const void* impl) {
+    return ((const sim_source*)impl)->gains_path;
+}
+
+static bool sim_set_gains(void* impl, const fb_gains* g, char* msg, size_t cap) {
+    sim_source* s = impl;
+    fb_error err;
+    if (apply_gains(s, g, &err) != FB_OK) {
+        snprintf(msg, cap, "%s", err.msg);
+        return false;
+    }
+    msg[0] = '\0';
+    return true;
+}
+
+static bool sim_save_gains(void* impl, const char* path, char* msg, size_t cap) {
+    sim_source* s = impl;
+    fb_error err;
+    if (fb_gains_save(&s->g, path, &err) != FB_OK) {
+        snprintf(msg, cap, "NOT saved: %s", err.msg);
+        return false;
+    }
+    /* the watched file rewritten by us: take it as read, so that the watch does not reload it
+     * (or ask about it) */
+    struct stat a, b;
+    if (s->gains_path && stat(path, &a) == 0 && stat(s->gains_path, &b) == 0 &&
+        a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+        s->gains_st = b;
+        s->gains_st_ok = true;
+        s->has_pending = false;
+        char when[16];
+        clock_text(when, sizeof when);
+        snprintf(s->gains_line, sizeof s->gains_line, "gains saved %s to %s (watched)", when,
+                 s->gains_path);
+        update_view(s);
+    }
+    snprintf(msg, cap, "saved the gains to %s", path);
+    return true;
+}
+
+static void sim_hold_reloads(void* impl, bool hold) {
+    ((sim_source*)impl)->hold = hold;
+}
+
+static const fb_gains* sim_pending_gains(const void* impl) {
+    const sim_source* s = impl;
+    return s->has_pending ? &s->pending : NULL;
+}
+
+static void sim_drop_pending(void* impl, bool taken) {
+    sim_source* s = impl;
+    if (s->has_pending) {
+        s->has_pending = false;
+        snprintf(s->gains_line, sizeof s->gains_line, "%s",
+                 taken ? "gains: took the file's over the edits"
+                       : "gains: kept the edits over the file's (unsaved)");
+        update_view(s);
+    }
+}
+
+static const fb_sim* sim_sim(const void* impl) {
+    return ((const sim_source*)impl)->sim;
 }
 
 /* ---- export ------------------------------------------------------------------------------- */
@@ -529,9 +638,23 @@ static fb_status first_gains(sim_source* s, fb_error* err) {
     return fb_gains_init(s->ch->model, s->ref, &s->g, err);
 }
 
-static const source_ops SIM_OPS = {sim_close, sim_advance_to, sim_view,   sim_info,
-                                   sim_throw, sim_clear_throws, sim_poll, sim_export,
-                                   sim_step_rtf};
+static const source_ops SIM_OPS = {.close = sim_close,
+                                   .advance_to = sim_advance_to,
+                                   .view = sim_view,
+                                   .info = sim_info,
+                                   .throw_ball = sim_throw,
+                                   .clear_throws = sim_clear_throws,
+                                   .poll = sim_poll,
+                                   .export_take = sim_export,
+                                   .step_rtf = sim_step_rtf,
+                                   .gains = sim_gains,
+                                   .gains_path = sim_gains_path,
+                                   .set_gains = sim_set_gains,
+                                   .save_gains = sim_save_gains,
+                                   .hold_reloads = sim_hold_reloads,
+                                   .pending_gains = sim_pending_gains,
+                                   .drop_pending = sim_drop_pending,
+                                   .sim = sim_sim};
 
 void* source_sim_open(const source_opts* o, const source_ops** ops, fb_error* err) {
     sim_source* s = calloc(1, sizeof *s);

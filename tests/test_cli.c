@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "sixchan.h"
 #include "support.h"
 
 /* Runs the CLI with `args`, captures stdout+stderr into out, returns the exit code. */
@@ -245,6 +246,108 @@ START_TEST(simulate_writes_its_outputs_or_explains) {
 }
 END_TEST
 
+
+/* ---- clips with position channels on every joint ------------------------------------------- */
+
+/* Centimetres per CMU unit: the six-channel clips below are centimetres. */
+#define CM_PER_CMU 5.6444
+
+/* The bundled walk (CMU units) rewritten with 6 channels on every joint (sixchan.h) into path. */
+static void six_channel_walk(const char* path, const char* stretch, double by) {
+    fb_error err;
+    fb_clip_opts o = fb_default_clip_opts();
+    o.use_assimp = false;
+    fb_clip* src = fb_clip_load(FB_DATA_DIR "/131_01.bvh", &o, NULL, &err);
+    ck_assert_msg(src, "%s", err.msg);
+    const ck_six_opts so = {.order = "ZXY", .scale = CM_PER_CMU, .stretch = stretch,
+                            .stretch_by = by};
+    ck_write_six_channel(src, &so, path);
+    fb_clip_destroy(src);
+}
+
+/* info on a Perception Neuron / Bandai style clip: an articulated character (one floating
+ * joint, a dummy root folded away), centimetres and the evidence that decided them; a bone
+ * whose position channels stretch it by 20 % over the clip is named with its figures; and the
+ * option that keeps the channels as free translations says the character is not articulated. */
+START_TEST(info_on_six_channel_clips) {
+    char dir[64], path[256], cmd[1024];
+    ck_tmpdir(dir, sizeof dir, "six");
+    snprintf(path, sizeof path, "%s/six.bvh", dir);
+    six_channel_walk(path, "LeftKnee", 0.2);
+    snprintf(cmd, sizeof cmd, "info '%s'", path);
+    ck_assert_int_eq(run(cmd, buf, sizeof buf), 0);
+    ck_assert_msg(strstr(buf, "units      cm:"), "%s", buf);
+    ck_assert_msg(strstr(buf, " 1 floating,"), "%s", buf);
+    /* the stretched bone: LeftHip -> LeftKnee, 41.15 cm at the first frame, 20 % longer at the
+     * last; built at its mean (1.1 times), so it is up to 0.1 times off */
+    fb_error err;
+    fb_clip* src = fb_clip_load(FB_DATA_DIR "/131_01.bvh", NULL, NULL, &err);
+    ck_assert_msg(src, "%s", err.msg);
+    const fb_v3 o = src->joint[fb_clip_joint_by_name(src, "LeftKnee")].offset;
+    const double thigh_cm = sqrt(o.x * o.x + o.y * o.y + o.z * o.z) * CM_PER_CMU;
+    fb_clip_destroy(src);
+    char dev[32];
+    snprintf(dev, sizeof dev, "%.1f cm", 0.1 * thigh_cm);
+    const char* warn = strstr(buf, "warnings");
+    ck_assert_msg(warn, "%s", buf);
+    const char* line = strstr(warn, "LeftKnee");
+    ck_assert_msg(line && strstr(line, "20.0%") && strstr(line, dev), "expected LeftKnee, 20.0%% "
+                  "and %s in the warnings:\n%s", dev, buf);
+    /* an unstretched bone is not warned about */
+    ck_assert_ptr_null(strstr(warn, "LeftAnkle"));
+    /* today's reading, on request */
+    snprintf(cmd, sizeof cmd, "info '%s' --free-positions", path);
+    ck_assert_int_eq(run(cmd, buf, sizeof buf), 0);
+    ck_assert_msg(strstr(buf, " 32 floating,") && strstr(buf, "not articulated"), "%s", buf);
+    unlink(path);
+    rmdir(dir);
+}
+END_TEST
+
+/* featherbone simulate of a six-channel clip (kinematic root, no hits) writes a clip with the
+ * input's channels, 6 on every joint, that lines up with the input at every joint and frame,
+ * by forward kinematics written in the test. The second clip's left upper arm doubles in
+ * length over the clip: its position channels are written as the input has them at the
+ * simulated frames (100 onwards; from frame 0 they would be 2.4 cm short), so it lines up too
+ * (an arm: a stretched leg would reach into the ground and be pushed off its path). */
+START_TEST(simulate_six_channel_clip_lines_up) {
+    char dir[64], in[256], out[256], cmd[1024], where[96];
+    ck_tmpdir(dir, sizeof dir, "sixsim");
+    snprintf(in, sizeof in, "%s/six.bvh", dir);
+    snprintf(out, sizeof out, "%s/out.bvh", dir);
+    for (int stretch = 0; stretch < 2; stretch++) {
+        six_channel_walk(in, stretch ? "LeftElbow" : NULL, stretch ? 1.0 : 0.0);
+        snprintf(cmd, sizeof cmd,
+                 "simulate '%s' --root kinematic --frames 100:220 -o '%s' --quiet", in, out);
+        ck_assert_msg(run(cmd, buf, sizeof buf) == 0, "%s", buf);
+        fb_error err;
+        fb_clip_opts o = fb_default_clip_opts();
+        o.use_assimp = false;
+        fb_clip* a = fb_clip_load(in, &o, NULL, &err);
+        fb_clip* b = fb_clip_load(out, &o, NULL, &err);
+        ck_assert_msg(a && b, "%s", err.msg);
+        ck_assert_int_eq(b->njoint, a->njoint);
+        for (int i = 0; i < a->njoint; i++) {
+            ck_assert_int_eq(b->joint[i].nchan, 6);
+        }
+        ck_assert_int_ge(b->nframe, 119);
+        const double off = ck_bvh_fk_distance(a, 100, b, 0, b->nframe, 1.0, NULL, NULL, where);
+        printf("simulate six-channel walk%s, frames 100:220, kinematic root: %d frames, off by "
+               "up to %.3f cm (%s)\n", stretch ? " (upper arm stretching)" : "", b->nframe, off,
+               where);
+        ck_assert_msg(off < 1.0, "the simulated clip is off by %g cm (%s)", off, where);
+        fb_clip_destroy(a);
+        fb_clip_destroy(b);
+    }
+    unlink(in);
+    unlink(out);
+    char balls[300];
+    snprintf(balls, sizeof balls, "%s/out.balls.json", dir);
+    unlink(balls);
+    rmdir(dir);
+}
+END_TEST
+
 static Suite* cli_suite(void) {
     Suite* s = suite_create("cli");
     TCase* tc = tcase_create("cli");
@@ -258,6 +361,8 @@ static Suite* cli_suite(void) {
     tcase_add_test(tc, export_model_writes_mjcf);
     tcase_add_test(tc, convert_writes_whole_files_or_none);
     tcase_add_test(tc, simulate_writes_its_outputs_or_explains);
+    tcase_add_test(tc, info_on_six_channel_clips);
+    tcase_add_test(tc, simulate_six_channel_clip_lines_up);
     suite_add_tcase(s, tc);
     return s;
 }

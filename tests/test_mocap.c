@@ -17,6 +17,7 @@
 #include "math/spatial.h"
 #include "mocap/clip.h"
 #include "mocap/euler.h"
+#include "sixchan.h"
 #include "support.h"
 
 /* The round-trip bounds: rad per joint rotation, file units per position. */
@@ -341,6 +342,64 @@ START_TEST(units_are_detected_from_the_standing_height) {
 }
 END_TEST
 
+/* A figure in centimetres (hips 0.9 m up, head top 1.7 m) whose rest pose lies along x, with
+ * 300 frames at 100 fps: the root turned by zrot degrees about z (or yrot about y) from frame
+ * `from` on, by 0 before. Turning +90 about z stands it up along +y, -90 about y along +z. */
+static void lying_bvh(int from, double zrot, double yrot, char* buf, size_t cap) {
+    size_t n = (size_t)snprintf(
+        buf, cap,
+        "HIERARCHY\nROOT Hips\n{\n OFFSET 0 0 0\n"
+        " CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n"
+        " JOINT Leg\n {\n  OFFSET -85 0 0\n  CHANNELS 3 Zrotation Xrotation Yrotation\n"
+        "  End Site\n  {\n   OFFSET -5 0 0\n  }\n }\n"
+        " JOINT Spine\n {\n  OFFSET 0 0 0\n  CHANNELS 3 Zrotation Xrotation Yrotation\n"
+        "  End Site\n  {\n   OFFSET 80 0 0\n  }\n }\n}\n"
+        "MOTION\nFrames: 300\nFrame Time: 0.01\n");
+    for (int f = 0; f < 300 && n < cap; f++) {
+        n += (size_t)snprintf(buf + n, cap - n, "0 90 0 %g 0 %g 0 0 0 0 0 0\n",
+                              f >= from ? zrot : 0.0, f >= from ? yrot : 0.0);
+    }
+}
+
+/* The rest pose decides only where it stands; else the poses of the first second (forward
+ * kinematics through the channels), else poses over the clip, else the tallest reading, warned;
+ * the up axis comes from the same poses. */
+START_TEST(units_come_from_standing_poses_when_the_rest_pose_does_not) {
+    static char buf[32768];
+    static const struct {
+        int from;
+        double zrot, yrot;
+        fb_height_from evidence;
+        fb_up_axis up;
+        const char* unit;
+        double height_m;
+    } CASES[] = {
+        {0, 90, 0, FB_HEIGHT_EARLY, FB_UP_Y, "cm", 1.70},    /* stands from the start */
+        {0, 0, -90, FB_HEIGHT_EARLY, FB_UP_Z, "cm", 1.70},   /* ... along z */
+        {150, 90, 0, FB_HEIGHT_CLIP, FB_UP_Y, "cm", 1.70},   /* stands up after 1.5 s */
+        {0, 30, 0, FB_HEIGHT_NONE, FB_UP_Y, "inch", 2.159}, /* never stands: 30 deg up */
+    };
+    for (size_t k = 0; k < sizeof CASES / sizeof CASES[0]; k++) {
+        lying_bvh(CASES[k].from, CASES[k].zrot, CASES[k].yrot, buf, sizeof buf);
+        fb_error err;
+        fb_clip* c = parse(buf, &err);
+        ck_assert_msg(c, "%s", err.msg);
+        ck_assert_msg(c->rest_upright < 1e-12, "case %zu: rest upright %g", k, c->rest_upright);
+        ck_assert_msg(c->height_from == CASES[k].evidence, "case %zu: evidence %s", k,
+                      fb_height_from_name(c->height_from));
+        ck_assert_msg(c->up == CASES[k].up, "case %zu: up %d", k, c->up);
+        ck_assert_msg(strcmp(c->unit_name, CASES[k].unit) == 0, "case %zu: unit %s", k,
+                      c->unit_name);
+        /* standing: 85 + 5 + 80 cm; at 30 degrees each bone counts by its rise, half of it */
+        fb_ck_near(c->height_file * c->unit, CASES[k].height_m, 1e-9, 0.0);
+        const bool warned = c->nwarn > 0 && strstr(c->warn[0], "no pose stands upright");
+        ck_assert_msg(warned == (CASES[k].evidence == FB_HEIGHT_NONE), "case %zu: %d warnings",
+                      k, c->nwarn);
+        fb_clip_destroy(c);
+    }
+}
+END_TEST
+
 START_TEST(z_up_clips_are_detected_and_stand_up) {
     char buf[2048];
     standing_bvh(100.0, true, buf, sizeof buf);
@@ -392,6 +451,21 @@ static void six_channel_bvh(bool absolute, char* buf, size_t cap) {
              frames);
 }
 
+/* The bone the Arm's channels of six_channel_bvh carry, averaged here (file units), and the
+ * shortest and longest they make it. */
+static fb_v3 arm_mean_bone(double* lo, double* hi) {
+    fb_v3 sum = fb_v3_zero();
+    *lo = INFINITY;
+    *hi = 0.0;
+    for (int f = 0; f < 20; f++) {
+        const fb_v3 e = {30 + 0.5 * sin(0.3 * f), 5 + 0.2 * cos(0.2 * f), 0.0};
+        sum = fb_v3_add(sum, e);
+        *lo = fmin(*lo, fb_v3_norm(e));
+        *hi = fmax(*hi, fb_v3_norm(e));
+    }
+    return fb_v3_scale(sum, 1.0 / 20.0);
+}
+
 START_TEST(non_root_position_channels_are_kept_either_way) {
     static char abs_text[8192], rel_text[8192];
     six_channel_bvh(true, abs_text, sizeof abs_text);
@@ -403,25 +477,51 @@ START_TEST(non_root_position_channels_are_kept_either_way) {
     ck_assert_msg(r, "%s", err.msg);
     ck_assert_int_eq(a->pos_mode, FB_POS_ABSOLUTE);
     ck_assert_int_eq(r->pos_mode, FB_POS_RELATIVE);
-    fb_character* ca = fb_character_build(a, NULL, &err);
-    fb_character* cr = fb_character_build(r, NULL, &err);
-    ck_assert(ca && cr);
-    const int arm = fb_model_body_by_name(ca->model, "Arm_End");
-    ck_assert_int_eq(ca->model->jtype[fb_model_body_by_name(ca->model, "Arm")],
-                     FB_JOINT_FLOATING);
-    fb_motion* ma = fb_motion_from_clip(a, ca, 0.0, 0, 0, &err);
-    fb_motion* mr = fb_motion_from_clip(r, cr, 0.0, 0, 0, &err);
-    fb_data* da = ck_data(ca->model);
-    fb_data* dr = ck_data(cr->model);
-    /* the hand follows the same world path from both files */
-    for (int f = 0; f < 20; f++) {
-        memcpy(da->q, ma->q + f * ma->nq, (size_t)ma->nq * sizeof(double));
-        memcpy(dr->q, mr->q + f * mr->nq, (size_t)mr->nq * sizeof(double));
-        fb_kinematics_pos(ca->model, da);
-        fb_kinematics_pos(cr->model, dr);
-        const fb_v3 pa = fb_point_pos(ca->model, da, arm, fb_v3_zero());
-        const fb_v3 pr = fb_point_pos(cr->model, dr, arm, fb_v3_zero());
-        ck_assert_msg(fb_v3_norm(fb_v3_sub(pa, pr)) < 1e-12, "frame %d", f);
+    /* by default the arm is a ball joint carrying its bone (the channels' mean: they do not
+     * agree with OFFSET); as free translations (free_positions) it floats */
+    for (int free_pos = 0; free_pos < 2; free_pos++) {
+        fb_build_opts bo = fb_default_build_opts();
+        bo.free_positions = free_pos;
+        fb_character* ca = fb_character_build(a, &bo, &err);
+        fb_character* cr = fb_character_build(r, &bo, &err);
+        ck_assert(ca && cr);
+        const int arm = fb_model_body_by_name(ca->model, "Arm_End");
+        ck_assert_int_eq(ca->model->jtype[fb_model_body_by_name(ca->model, "Arm")],
+                         free_pos ? FB_JOINT_FLOATING : FB_JOINT_SPHERICAL);
+        ck_assert(ca->articulated == !free_pos && cr->articulated == !free_pos);
+        if (!free_pos) {
+            double lo, hi;
+            const double mean = fb_v3_norm(arm_mean_bone(&lo, &hi));
+            const fb_bone_info* bi = &ca->bone[1];
+            ck_assert(bi->from_channels && !bi->offset_agrees);
+            /* the file holds the channels to 6 decimals: 5e-7 units of rounding */
+            fb_ck_near(bi->length, mean * a->unit, 0.0, 1e-6 * a->unit);
+            fb_ck_near(bi->min_len, lo * a->unit, 0.0, 1e-6 * a->unit);
+            fb_ck_near(bi->max_len, hi * a->unit, 0.0, 1e-6 * a->unit);
+            fb_ck_near(bi->max_dev, fmax(hi - mean, mean - lo) * a->unit, 0.0, 2e-6 * a->unit);
+            fb_ck_near(cr->bone[1].length, bi->length, 1e-12, 0.0);
+            ck_assert_int_eq(ca->nwarn, 0); /* 0.5 cm of stretch: under the warning */
+        }
+        fb_motion* ma = fb_motion_from_clip(a, ca, 0.0, 0, 0, &err);
+        fb_motion* mr = fb_motion_from_clip(r, cr, 0.0, 0, 0, &err);
+        fb_data* da = ck_data(ca->model);
+        fb_data* dr = ck_data(cr->model);
+        /* the hand follows the same world path from both files */
+        for (int f = 0; f < 20; f++) {
+            memcpy(da->q, ma->q + f * ma->nq, (size_t)ma->nq * sizeof(double));
+            memcpy(dr->q, mr->q + f * mr->nq, (size_t)mr->nq * sizeof(double));
+            fb_kinematics_pos(ca->model, da);
+            fb_kinematics_pos(cr->model, dr);
+            const fb_v3 pa = fb_point_pos(ca->model, da, arm, fb_v3_zero());
+            const fb_v3 pr = fb_point_pos(cr->model, dr, arm, fb_v3_zero());
+            ck_assert_msg(fb_v3_norm(fb_v3_sub(pa, pr)) < 1e-12, "frame %d", f);
+        }
+        fb_data_destroy(da);
+        fb_data_destroy(dr);
+        fb_motion_destroy(ma);
+        fb_motion_destroy(mr);
+        fb_character_destroy(ca);
+        fb_character_destroy(cr);
     }
     /* forcing the wrong reading moves the arm by a whole OFFSET */
     fb_clip_opts o = fb_default_clip_opts();
@@ -429,12 +529,6 @@ START_TEST(non_root_position_channels_are_kept_either_way) {
     fb_clip* wrong = fb_clip_parse_bvh(abs_text, strlen(abs_text), "t", &o, NULL, &err);
     ck_assert_int_eq(wrong->pos_mode, FB_POS_RELATIVE);
     fb_clip_destroy(wrong);
-    fb_data_destroy(da);
-    fb_data_destroy(dr);
-    fb_motion_destroy(ma);
-    fb_motion_destroy(mr);
-    fb_character_destroy(ca);
-    fb_character_destroy(cr);
     fb_clip_destroy(a);
     fb_clip_destroy(r);
 }
@@ -872,6 +966,261 @@ START_TEST(gltf_through_assimp_matches_the_bvh) {
 }
 END_TEST
 
+
+/* ---- skeletons with position channels on every joint ---------------------------------------- */
+
+/* Centimetres per CMU unit (FB_CMU_UNIT in cm): the six-channel test clips are centimetres. */
+#define CM_PER_CMU 5.6444
+/* The line-up bound of an unperturbed export (cm, at every joint and frame). */
+#define LINE_UP_CM 1.0
+
+/* The bundled character rules, loaded once per test. */
+static void bundled_rules(fb_rules* rules) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/character_rules.json", FB_DATA_DIR);
+    fb_error err;
+    ck_assert_msg(fb_rules_load(path, rules, &err) == FB_OK, "%s", err.msg);
+}
+
+static fb_character* build_with(const fb_clip* c, const fb_rules* rules) {
+    fb_build_opts o = fb_default_build_opts();
+    o.rules = rules;
+    fb_error err;
+    fb_character* ch = fb_character_build(c, &o, &err);
+    ck_assert_msg(ch, "%s: %s", c->source, err.msg);
+    return ch;
+}
+
+static int count_joints(const fb_model* m, fb_joint_type t) {
+    int n = 0;
+    for (int b = 1; b < m->nbody; b++) {
+        n += m->jtype[b] == t;
+    }
+    return n;
+}
+
+/* The CMU clips rewritten as Perception Neuron / Bandai Namco files write them (6 channels on
+ * every joint, a dummy root, bones along local +-X, XYZ and ZXY orders, centimetres): the
+ * character is the original's (one floating joint, the same joint types and masses), the units
+ * are read as centimetres although the rest pose is a line, and an unperturbed export lines up
+ * with the input at every joint and frame by forward kinematics written in the test. */
+START_TEST(six_channel_clips_are_articulated_characters) {
+    static const char* const SOURCES[] = {"131_01.bvh", "131_03.bvh", "01_01.bvh"};
+    static const char* const ORDERS[] = {"XYZ", "ZXY"};
+    char probe[1024];
+    snprintf(probe, sizeof probe, "%s/131_01.bvh", FB_SHARED_MOCAP_DIR);
+    if (access(probe, R_OK) != 0) {
+        printf("note: %s not present, six-channel clip test skipped\n", FB_SHARED_MOCAP_DIR);
+        return;
+    }
+    fb_rules* rules = malloc(sizeof *rules);
+    ck_assert_ptr_nonnull(rules);
+    bundled_rules(rules);
+    char dir[64];
+    ck_tmpdir(dir, sizeof dir, "six");
+    fb_clip_opts fast = fb_default_clip_opts();
+    fast.use_assimp = false;
+    for (size_t s = 0; s < sizeof SOURCES / sizeof SOURCES[0]; s++) {
+        char src_path[1024];
+        snprintf(src_path, sizeof src_path, "%s/%s", FB_SHARED_MOCAP_DIR, SOURCES[s]);
+        fb_error err;
+        fb_clip* src = fb_clip_load(src_path, &fast, NULL, &err);
+        ck_assert_msg(src, "%s", err.msg);
+        fb_character* orig = build_with(src, rules);
+        for (size_t o = 0; o < sizeof ORDERS / sizeof ORDERS[0]; o++) {
+            char path[256], out[256], where[96];
+            snprintf(path, sizeof path, "%s/six_%s.bvh", dir, ORDERS[o]);
+            snprintf(out, sizeof out, "%s/export_%s.bvh", dir, ORDERS[o]);
+            const ck_six_opts so = {.order = ORDERS[o], .scale = CM_PER_CMU};
+            ck_write_six_channel(src, &so, path);
+            fb_clip* six = fb_clip_load(path, &fast, NULL, &err);
+            ck_assert_msg(six, "%s", err.msg);
+            /* the file holds the source's motion (the generator is right) */
+            int matched = 0;
+            const double gen = ck_bvh_fk_distance(six, 0, src, 0, src->nframe, CM_PER_CMU,
+                                                  NULL, &matched, where);
+            ck_assert_msg(gen < 1e-6 && matched == src->njoint, "%s %s: generated clip off by "
+                          "%g cm (%s)", SOURCES[s], ORDERS[o], gen, where);
+            ck_assert_int_eq(six->njoint, src->njoint + 1);
+            /* centimetres, whatever the rest pose (a line along x here) says */
+            ck_assert_msg(strncmp(six->unit_name, "cm", 2) == 0, "%s %s: units read as %s",
+                          SOURCES[s], ORDERS[o], six->unit_name);
+            /* the character: one floating joint, the original's joint types and masses */
+            fb_character* ch = build_with(six, rules);
+            const fb_model* m = ch->model;
+            ck_assert_msg(count_joints(m, FB_JOINT_FLOATING) == 1,
+                          "%s %s: %d floating joints, %d ball", SOURCES[s], ORDERS[o],
+                          count_joints(m, FB_JOINT_FLOATING), count_joints(m, FB_JOINT_SPHERICAL));
+            for (int b = 1; b < orig->model->nbody; b++) {
+                const int k = fb_model_body_by_name(m, orig->model->name[b]);
+                ck_assert_msg(k > 0, "%s: body %s missing", SOURCES[s], orig->model->name[b]);
+                ck_assert_msg(m->jtype[k] == orig->model->jtype[b], "%s %s: %s is a %d joint, "
+                              "was %d", SOURCES[s], ORDERS[o], m->name[k], m->jtype[k],
+                              orig->model->jtype[b]);
+                fb_ck_near(m->I[k].m, orig->model->I[b].m, 1e-9, 1e-12);
+            }
+            fb_ck_near(fb_model_mass(m), fb_model_mass(orig->model), 1e-9, 0.0);
+            /* an unperturbed export keeps every joint's 6 channels and lines up with the input */
+            fb_motion* mo = fb_motion_from_clip(six, ch, 0.0, 0, 0, &err);
+            ck_assert_msg(mo, "%s", err.msg);
+            ck_assert_msg(fb_motion_write_bvh(six, ch, mo, 1.0, out, &err) == FB_OK, "%s",
+                          err.msg);
+            fb_clip* back = fb_clip_load(out, &fast, NULL, &err);
+            ck_assert_msg(back, "%s", err.msg);
+            ck_assert_int_eq(back->nframe, six->nframe);
+            for (int i = 0; i < six->njoint; i++) {
+                ck_assert_int_eq(back->joint[i].nchan, 6);
+                ck_assert(memcmp(back->joint[i].chan, six->joint[i].chan, sizeof six->joint[i].chan)
+                          == 0);
+            }
+            /* every joint but those the rules freeze a parent of (fingers: dropped joints
+             * keep their rest pose, as in the original's character) */
+            bool* below_drop = calloc((size_t)six->njoint, sizeof(bool));
+            ck_assert_ptr_nonnull(below_drop);
+            int frozen = 0;
+            for (int i = 1; i < six->njoint; i++) {
+                const int p = six->joint[i].parent;
+                below_drop[i] = below_drop[p] || ch->role[p] == FB_ROLE_DROPPED;
+                frozen += below_drop[i];
+            }
+            const double off = ck_bvh_fk_distance(six, 0, back, 0, six->nframe, 1.0, below_drop,
+                                                  &matched, where);
+            free(below_drop);
+            printf("six-channel %s %s: %d joints, %d floating, units %s; export off by %.2e cm "
+                   "at %d joints (worst %s; %d below dropped joints not compared)\n", SOURCES[s],
+                   ORDERS[o], six->njoint, count_joints(m, FB_JOINT_FLOATING), six->unit_name,
+                   off, matched, where, frozen);
+            ck_assert_msg(off < LINE_UP_CM, "%s %s: the export is off by %g cm (%s)", SOURCES[s],
+                          ORDERS[o], off, where);
+            fb_clip_destroy(back);
+            fb_motion_destroy(mo);
+            fb_character_destroy(ch);
+            fb_clip_destroy(six);
+            unlink(path);
+            unlink(out);
+        }
+        fb_character_destroy(orig);
+        fb_clip_destroy(src);
+    }
+    rmdir(dir);
+    free(rules);
+}
+END_TEST
+
+/* The bundled walk (CMU units) in the six-channel layout with its left thigh's position channels
+ * (the LeftKnee joint's) stretching it from its length to 1.2 times over the clip: the bone
+ * built is the channels' mean (1.1 times: its direction does not change), 0.1 times off at the
+ * ends, warned with its name and 20.0 %; the dummy root is folded away; an export of a frame
+ * range, resampled or not, writes every position channel as the input has it at that time, so
+ * it still lines up with the input (forward kinematics in the test). */
+START_TEST(stretched_bones_are_measured_and_exported_as_the_input) {
+    char dir[64], path[256], out[256], src_path[1024], where[96];
+    ck_tmpdir(dir, sizeof dir, "stretch");
+    snprintf(path, sizeof path, "%s/stretch.bvh", dir);
+    snprintf(out, sizeof out, "%s/out.bvh", dir);
+    snprintf(src_path, sizeof src_path, "%s/131_01.bvh", FB_DATA_DIR);
+    fb_clip_opts fast = fb_default_clip_opts();
+    fast.use_assimp = false;
+    fb_error err;
+    fb_clip* src = fb_clip_load(src_path, &fast, NULL, &err);
+    ck_assert_msg(src, "%s", err.msg);
+    ck_assert_int_eq(src->height_from, FB_HEIGHT_REST);
+    const ck_six_opts so = {.order = "ZXY", .scale = CM_PER_CMU, .stretch = "LeftKnee",
+                            .stretch_by = 0.2};
+    ck_write_six_channel(src, &so, path);
+    const double thigh = fb_v3_norm(src->joint[fb_clip_joint_by_name(src, "LeftKnee")].offset) *
+                         CM_PER_CMU * 0.01; /* m */
+    fb_clip_destroy(src);
+    fb_clip* c = fb_clip_load(path, &fast, NULL, &err);
+    ck_assert_msg(c, "%s", err.msg);
+    ck_assert_int_eq(c->height_from, FB_HEIGHT_EARLY);
+    ck_assert_str_eq(c->unit_name, "cm");
+    fb_rules* rules = malloc(sizeof *rules);
+    ck_assert_ptr_nonnull(rules);
+    bundled_rules(rules);
+    fb_character* ch = build_with(c, rules);
+    free(rules);
+    /* the dummy root: no body, its child the floating root */
+    ck_assert_int_eq(ch->root, 1);
+    ck_assert_int_eq(ch->role[0], FB_ROLE_FOLDED);
+    ck_assert_int_eq(ch->body_of_joint[0], 0);
+    ck_assert_int_eq(ch->body_of_joint[1], 1);
+    ck_assert_int_eq(ch->model->jtype[1], FB_JOINT_FLOATING);
+    ck_assert_int_eq(ch->model->parent[1], 0);
+    /* the stretched bone */
+    const int knee = fb_clip_joint_by_name(c, "LeftKnee");
+    const fb_bone_info* b = &ch->bone[knee];
+    ck_assert(b->from_channels && !b->offset_agrees);
+    fb_ck_near(b->min_len, thigh, 1e-9, 0.0);
+    fb_ck_near(b->max_len, 1.2 * thigh, 1e-9, 0.0);
+    fb_ck_near(b->length, 1.1 * thigh, 1e-9, 0.0);
+    fb_ck_near(b->max_dev, 0.1 * thigh, 1e-8, 0.0);
+    /* the others agree with OFFSET and are not warned about */
+    int warned = -1;
+    for (int i = 2; i < c->njoint; i++) {
+        ck_assert(ch->bone[i].from_channels);
+        ck_assert(i == knee || (ch->bone[i].offset_agrees && ch->bone[i].max_dev < 1e-9));
+    }
+    for (int k = 0; k < ch->nwarn && k < FB_CLIP_MAX_WARN; k++) {
+        if (strstr(ch->warn[k], "bone ")) {
+            ck_assert_int_lt(warned, 0);
+            warned = k;
+        }
+    }
+    ck_assert_int_ge(warned, 0);
+    char figure[32];
+    snprintf(figure, sizeof figure, "up to %.1f cm", 10.0 * thigh);
+    ck_assert_msg(strstr(ch->warn[warned], "'LeftKnee'") && strstr(ch->warn[warned], "(20.0%)") &&
+                      strstr(ch->warn[warned], figure),
+                  "%s", ch->warn[warned]);
+    /* exports of frames 100..399 at the clip's rate and at half of it */
+    for (int half = 0; half < 2; half++) {
+        fb_motion* mo = fb_motion_from_clip(c, ch, half ? 60.0 : 0.0, 100, 400, &err);
+        ck_assert_msg(mo, "%s", err.msg);
+        ck_assert_msg(fb_motion_write_bvh(c, ch, mo, 1.0, out, &err) == FB_OK, "%s", err.msg);
+        fb_clip* back = fb_clip_load(out, &fast, NULL, &err);
+        ck_assert_msg(back, "%s", err.msg);
+        const int step = half ? 2 : 1; /* the input frame nearest each sample */
+        ck_assert_int_eq(back->nframe, half ? 150 : 300);
+        double worst = 0.0;
+        for (int k = 0; k < back->nframe; k++) {
+            for (int i = 0; i < c->njoint; i++) {
+                const fb_clip_joint* j = &c->joint[i];
+                for (int q = 0; q < j->nchan; q++) {
+                    const size_t at = (size_t)(j->col + q);
+                    if (j->chan[q] <= FB_CH_ZPOS || i == 0) {
+                        /* the input at the sample's time, linear between frames (the clip's
+                         * frame time is 0.0083333 s, not 1/120: 60 fps samples drift off
+                         * every second frame) */
+                        const double fs = 100.0 + (half ? k / 60.0 / c->frame_time : k);
+                        const int f0 = (int)floor(fs + 1e-9);
+                        const double a = fmax(fs - f0, 0.0);
+                        const double v0 = c->frames[(size_t)f0 * c->nchan + at];
+                        const double in =
+                            a > 0.0 ? v0 + a * (c->frames[(size_t)(f0 + 1) * c->nchan + at] - v0)
+                                    : v0;
+                        worst = fmax(worst, fabs(back->frames[(size_t)k * back->nchan + at] - in));
+                    }
+                }
+            }
+            const double off = ck_bvh_fk_distance(c, 100 + step * k, back, k, 1, 1.0, NULL,
+                                                  NULL, where);
+            ck_assert_msg(off < LINE_UP_CM, "frame %d: off by %g cm (%s)", k, off, where);
+            ck_assert_msg(half || off < 1e-4, "frame %d: off by %g cm (%s)", k, off, where);
+        }
+        /* 6 decimals written */
+        ck_assert_msg(worst <= 5e-7 + 1e-12, "position channels off the input's by %g", worst);
+        fb_clip_destroy(back);
+        fb_motion_destroy(mo);
+    }
+    fb_character_destroy(ch);
+    fb_clip_destroy(c);
+    unlink(path);
+    unlink(out);
+    rmdir(dir);
+}
+END_TEST
+
 static Suite* mocap_suite(void) {
     Suite* s = suite_create("mocap");
     TCase* tc = tcase_create("mocap");
@@ -885,6 +1234,7 @@ static Suite* mocap_suite(void) {
     tcase_add_test(tc, euler_unwrapping_never_jumps);
     tcase_add_test(tc, units_are_detected_from_the_standing_height);
     tcase_add_test(tc, z_up_clips_are_detected_and_stand_up);
+    tcase_add_test(tc, units_come_from_standing_poses_when_the_rest_pose_does_not);
     tcase_add_test(tc, non_root_position_channels_are_kept_either_way);
     tcase_add_test(tc, hinge_axis_is_recovered_from_the_motion);
     tcase_add_test(tc, capsules_stop_short_of_narrower_joints);
@@ -894,6 +1244,8 @@ static Suite* mocap_suite(void) {
     tcase_add_test(tc, shared_clips_agree_with_assimp);
     tcase_add_test(tc, gltf_through_assimp_matches_the_bvh);
     tcase_add_test(tc, shared_clips_round_trip_and_have_plausible_mass);
+    tcase_add_test(tc, six_channel_clips_are_articulated_characters);
+    tcase_add_test(tc, stretched_bones_are_measured_and_exported_as_the_input);
     suite_add_tcase(s, tc);
     return s;
 }

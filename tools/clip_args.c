@@ -20,6 +20,9 @@ const char CHARACTER_ARGS_HELP[] =
     "character options:\n"
     "  --rules FILE     character rules (default: the bundled data/character_rules.json)\n"
     "  --lossless       no hinges and no dropped joints: every rotating joint a ball joint\n"
+    "  --free-positions position channels on non-root joints as free translations: those\n"
+    "                   joints float and the character is not articulated (default: such a\n"
+    "                   joint is what its rotation channels say, carrying its bone vector)\n"
     "  --mass KG        total body mass (scales the densities; needed for anthropometric)\n"
     "  --mass-model density|anthropometric\n"
     "                   masses from the shapes at the rules' density (default), or from\n"
@@ -108,6 +111,10 @@ int clip_args_take(clip_args* a, int argc, char** argv, int* i, bool character) 
     }
     if (strcmp(opt, "--lossless") == 0) {
         a->lossless = true;
+        return 1;
+    }
+    if (strcmp(opt, "--free-positions") == 0) {
+        a->build.free_positions = true;
         return 1;
     }
     if (strcmp(opt, "--mass") == 0) {

@@ -23,7 +23,7 @@ void clip_args_init(clip_args* a);
 
 /* If argv[*i] is one of the shared options, consumes it (and its value) and returns 1; returns
  * 0 when it is not one; -1 after printing an error for a bad value. `character` enables the
- * character options (--rules, --lossless, --mass, --mass-model). */
+ * character options (--rules, --lossless, --free-positions, --mass, --mass-model). */
 int clip_args_take(clip_args* a, int argc, char** argv, int* i, bool character);
 
 /* Loads the clip (and, when `character` is set, the rules and the character). Prints the

@@ -13,9 +13,10 @@ static const char USAGE[] =
     "usage: featherbone info CLIP [options]\n"
     "\n"
     "Prints the clip's skeleton (joints, channels and rotation orders), frames and rate, the\n"
-    "detected length unit, up axis and meaning of non-root position channels, and the\n"
-    "character built from it: joint types, DOF, per-body mass and shape, total mass, height,\n"
-    "estimated hinge axes, and any warnings.\n"
+    "detected length unit (and the evidence that decided it), up axis and meaning of non-root\n"
+    "position channels, and the character built from it: joint types, DOF, per-body mass and\n"
+    "shape, bones carried from position channels (bone_cm: length~largest deviation over the\n"
+    "clip), total mass, height, estimated hinge axes, and any warnings.\n"
     "\n";
 
 /* Short channel names: Xp Yp Zp Xr Yr Zr. */
@@ -30,6 +31,9 @@ static void channel_list(const fb_clip_joint* j, char* buf, size_t cap) {
 static const char* joint_word(fb_joint_type t, fb_joint_role role) {
     if (role == FB_ROLE_DROPPED) {
         return "dropped";
+    }
+    if (role == FB_ROLE_FOLDED) {
+        return "folded";
     }
     switch (t) {
     case FB_JOINT_FLOATING:
@@ -65,12 +69,57 @@ static void shape_text(const fb_model* m, int b, char* buf, size_t cap) {
     }
 }
 
+/* Which evidence gave the standing height, and what the others read (docs/MOCAP.md). */
+static void print_height_evidence(const fb_clip* c) {
+    printf("           from %s; the rest pose %s (top to bottom %.2f of its two chains' "
+           "length)\n",
+           fb_height_from_name(c->height_from),
+           c->height_from == FB_HEIGHT_REST ? "stands" : "does not stand", c->rest_upright);
+    if (c->posed_upright > 0) {
+        printf("           frames 0-%d: %d of %d stand upright, median height %.4g units\n",
+               c->posed_frames - 1, c->posed_upright, c->posed_frames, c->posed_height_file);
+    } else {
+        printf("           frames 0-%d: none stands upright\n", c->posed_frames - 1);
+    }
+}
+
+/* The position channels: their meaning, the bones the character carries from them (how many
+ * agree with OFFSET, the most stretched), and the root folded away. */
+static void print_positions(const clip_args* a, const fb_clip* c, const fb_character* ch) {
+    printf("positions  non-root position channels: %s%s", fb_pos_mode_name(c->pos_mode),
+           (c->pos_mode != FB_POS_AUTO && a->clip_opts.pos_mode == FB_POS_AUTO) ? " (detected)"
+                                                                               : "");
+    int bones = 0, agree = 0, worst = -1;
+    for (int i = 0; i < c->njoint; i++) {
+        const fb_bone_info* b = &ch->bone[i];
+        if (b->from_channels) {
+            bones++;
+            agree += b->offset_agrees;
+            worst = (worst < 0 || b->max_dev > ch->bone[worst].max_dev) ? i : worst;
+        }
+    }
+    if (bones > 0) {
+        printf("\n           %d joints carry them as bones (%d agree with OFFSET; the rest at "
+               "their mean); the longest stretch: %s, %.2f cm",
+               bones, agree, c->joint[worst].name, 100.0 * ch->bone[worst].max_dev);
+    }
+    if (!ch->articulated) {
+        printf("\n           taken as free translations (--free-positions): the character is "
+               "not articulated");
+    }
+    if (ch->root > 0) {
+        printf("\n           the root '%s' never moves: folded away; the character's root is "
+               "'%s'", c->joint[0].name, c->joint[ch->root].name);
+    }
+    putchar('\n');
+}
+
 static void print_info(const clip_args* a, const fb_clip* c, const fb_character* ch) {
     const fb_model* m = ch->model;
     int nend = 0, counts[5] = {0};
     for (int i = 0; i < c->njoint; i++) {
         nend += c->joint[i].has_end;
-        counts[m->jtype[ch->body_of_joint[i]]]++;
+        counts[m->jtype[ch->body_of_joint[i]]] += ch->role[i] != FB_ROLE_FOLDED;
     }
     printf("clip       %s (%s)\n", c->source, c->format);
     printf("skeleton   %d joints, %d End Sites, %d channels; root %s\n", c->njoint, nend,
@@ -80,13 +129,12 @@ static void print_info(const clip_args* a, const fb_clip* c, const fb_character*
     if (c->declared_frames != c->nframe) {
         printf("; the file declares %d", c->declared_frames);
     }
-    printf("\nunits      %s: %.6g m per file unit; rest height %.4g units = %.3f m\n",
+    printf("\nunits      %s: %.6g m per file unit; standing height %.4g units = %.3f m\n",
            c->unit_name, c->unit, c->height_file, c->height_file * c->unit);
+    print_height_evidence(c);
     printf("up axis    %s%s\n", c->up == FB_UP_Z ? "Z (rotated to Y up)" : "Y",
            a->clip_opts.up == FB_UP_AUTO ? " (detected)" : " (given)");
-    printf("positions  non-root position channels: %s%s\n", fb_pos_mode_name(c->pos_mode),
-           (c->pos_mode != FB_POS_AUTO && a->clip_opts.pos_mode == FB_POS_AUTO) ? " (detected)"
-                                                                               : "");
+    print_positions(a, c, ch);
     printf("character  %d bodies, %d DOF: %d floating, %d ball, %d hinge, %d fixed; "
            "rules %s\n",
            m->nbody - 1, m->nv, counts[FB_JOINT_FLOATING], counts[FB_JOINT_SPHERICAL],
@@ -98,20 +146,36 @@ static void print_info(const clip_args* a, const fb_clip* c, const fb_character*
            a->build.mass > 0.0 && a->build.mass_model == FB_MASS_DENSITY ? ", scaled to --mass"
                                                                          : "",
            ch->height);
-    printf("\n%-26s %-22s %-8s %3s %8s  %s\n", "joint", "channels", "joint", "dof", "mass_kg",
-           "shape");
+    /* the bone column only where position channels give bones */
+    bool any_bone = false;
+    for (int i = 0; i < c->njoint; i++) {
+        any_bone |= ch->bone[i].from_channels;
+    }
+    printf("\n%-26s %-22s %-8s %3s %8s%s  %s\n", "joint", "channels", "joint", "dof",
+           "mass_kg", any_bone ? "  bone_cm" : "", "shape");
     for (int i = 0; i < c->njoint; i++) {
         const int b = ch->body_of_joint[i];
         int depth = 0;
         for (int p = c->joint[i].parent; p >= 0; p = c->joint[p].parent) {
             depth++;
         }
-        char name[96], chans[64], shape[64];
+        char name[96], chans[64], shape[64], bone[48] = "";
         snprintf(name, sizeof name, "%*s%s", 2 * depth, "", c->joint[i].name);
         channel_list(&c->joint[i], chans, sizeof chans);
         shape_text(m, b, shape, sizeof shape);
-        printf("%-26s %-22s %-8s %3d %8.3f  %s\n", name, chans,
-               joint_word(m->jtype[b], ch->role[i]), m->jnv[b], m->I[b].m, shape);
+        /* a bone from position channels: its length and how far the channels stray from it */
+        if (ch->bone[i].from_channels) {
+            char text[32];
+            snprintf(text, sizeof text, "%.1f~%.1f", 100.0 * ch->bone[i].length,
+                     100.0 * ch->bone[i].max_dev);
+            snprintf(bone, sizeof bone, " %8s", text);
+        } else if (any_bone) {
+            snprintf(bone, sizeof bone, " %8s", "-");
+        }
+        const bool folded = ch->role[i] == FB_ROLE_FOLDED;
+        printf("%-26s %-22s %-8s %3d %8.3f%s  %s\n", name, chans,
+               joint_word(m->jtype[b], ch->role[i]), folded ? 0 : m->jnv[b],
+               folded ? 0.0 : m->I[b].m, bone, folded ? "-" : shape);
     }
     bool any_hinge = false;
     for (int i = 0; i < c->njoint; i++) {
@@ -123,8 +187,16 @@ static void print_info(const clip_args* a, const fb_clip* c, const fb_character*
                 any_hinge = true;
             }
             const fb_v3 ax = ch->hinge[i].axis;
-            printf("  %-22s axis (%6.3f %6.3f %6.3f), off-axis up to %.1f deg\n",
-                   c->joint[i].name, ax.x, ax.y, ax.z, ch->hinge[i].max_off_axis * RAD_TO_DEG);
+            const fb_quat r = ch->hinge[i].rest;
+            printf("  %-22s axis (%6.3f %6.3f %6.3f), off-axis up to %.1f deg", c->joint[i].name,
+                   ax.x, ax.y, ax.z, ch->hinge[i].max_off_axis * RAD_TO_DEG);
+            /* a hinge after a constant rotation: its angle counts from the mean pose */
+            if (r.w < 1.0) {
+                printf(", after a rest rotation of %.1f deg",
+                       2.0 * atan2(sqrt(r.x * r.x + r.y * r.y + r.z * r.z), fabs(r.w)) *
+                           RAD_TO_DEG);
+            }
+            putchar('\n');
         }
     }
     const int nw = c->nwarn + ch->nwarn;

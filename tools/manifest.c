@@ -46,6 +46,7 @@ typedef enum key_id {
     K_UP,
     K_POS_MODE,
     K_NO_ASSIMP,
+    K_FREE_POSITIONS,
     NKEY
 } key_id;
 
@@ -53,7 +54,7 @@ static const char* const KEYS[NKEY] = {
     "clip",       "out",      "gains", "hits",       "hits_file", "random_hits", "seed",
     "controller", "root",     "rate",  "frames",     "report",    "format",      "self_collision",
     "rules",      "lossless", "mass",  "mass_model", "scale",     "height",      "up",
-    "pos_mode",   "no_assimp"};
+    "pos_mode",   "no_assimp", "free_positions"};
 
 /* What a bad line says: "\"key\": message" into msg. Returns false, for `return fail(...)`. */
 static bool fail(char* msg, size_t cap, const char* key, const char* fmt, ...)
@@ -359,6 +360,8 @@ static bool scalar_value(key_id k, const cJSON* e, sim_job* job, char* msg, size
         return bool_value(e, key, &job->self_collision, msg, cap);
     case K_LOSSLESS:
         return bool_value(e, key, &job->clip.lossless, msg, cap);
+    case K_FREE_POSITIONS:
+        return bool_value(e, key, &job->clip.build.free_positions, msg, cap);
     case K_NO_ASSIMP: {
         bool no = false;
         ok = bool_value(e, key, &no, msg, cap);

@@ -47,6 +47,17 @@ typedef enum fb_pos_mode {
 
 FB_API const char* fb_pos_mode_name(fb_pos_mode m);
 
+/* Which evidence gave a clip's standing height (and so its detected length unit). */
+typedef enum fb_height_from {
+    FB_HEIGHT_NONE = 0,  /* no pose stood upright: the tallest reading found (warned) */
+    FB_HEIGHT_REST = 1,  /* the rest pose (OFFSETs), when it stands upright */
+    FB_HEIGHT_EARLY = 2, /* forward kinematics of the frames of the clip's first second */
+    FB_HEIGHT_CLIP = 3   /* forward kinematics of frames spread over the whole clip */
+} fb_height_from;
+
+/* "the rest pose", "the poses of the first second", ... */
+FB_API const char* fb_height_from_name(fb_height_from h);
+
 /* Most warnings one clip keeps (further ones are counted, not stored). */
 #define FB_CLIP_MAX_WARN 16
 #define FB_CLIP_WARN_LEN 200
@@ -85,7 +96,16 @@ typedef struct fb_clip {
 
     double unit;             /* metres per file unit, detected or given */
     char unit_name[32];      /* "cm", "m", "dm", "inch", "CMU (0.056444 m)", "given", ... */
-    double height_file;      /* rest-pose standing height in file units */
+    double height_file;      /* standing height in file units, from `height_from` */
+    fb_height_from height_from; /* the evidence that gave height_file (docs/MOCAP.md) */
+    double rest_height_file; /* the rest pose's standing height (file units) */
+    double rest_upright;     /* the rest pose's top-to-bottom extent over the length of its two
+                                bone chains (0..1; a standing person ~0.85, a line 0) */
+    double posed_height_file; /* median standing height of the upright frames of the first
+                                 second (file units; 0 when none stood) */
+    int posed_frames;        /* frames of the first second measured */
+    int posed_upright;       /* of those, the upright ones */
+    int stand_frame;         /* the first of them that stands upright, or -1 */
     fb_up_axis up;           /* detected or given: FB_UP_Y or FB_UP_Z */
     fb_pos_mode pos_mode;    /* detected or given; FB_POS_AUTO when no non-root joint has
                                 position channels */
@@ -166,6 +186,10 @@ typedef struct fb_build_opts {
     fb_mass_model mass_model; /* default FB_MASS_DENSITY */
     double mass;              /* total mass target (kg); 0 = as the density gives (required
                                  > 0 for FB_MASS_ANTHROPOMETRIC) */
+    bool free_positions;      /* true: every joint with position channels is a floating joint
+                                 (the channels as free translations; the character is then not
+                                 articulated) and no root is folded away. Default false: only
+                                 the root floats, other such joints carry their bone vector */
 } fb_build_opts;
 
 FB_API fb_build_opts fb_default_build_opts(void);
@@ -173,15 +197,33 @@ FB_API fb_build_opts fb_default_build_opts(void);
 /* What became of each clip joint. */
 typedef enum fb_joint_role {
     FB_ROLE_BODY = 0,    /* drives a body of its own (floating, ball, hinge or fixed joint) */
-    FB_ROLE_DROPPED = 1  /* frozen into its parent by a drop rule */
+    FB_ROLE_DROPPED = 1, /* frozen into its parent by a drop rule */
+    FB_ROLE_FOLDED = 2   /* a root that never moves, folded into the world: no body of its own
+                            (body_of_joint 0); its constant pose is in its child's X_tree */
 } fb_joint_role;
 
 /* Hinge axes are estimated as the principal axis of a joint's rotations over the clip; the
- * rotation off that axis cannot be represented and is reported here. */
+ * rotation off that axis cannot be represented and is reported here. Where the rotations are
+ * a hinge after a constant rotation (a joint orient, as in files whose bones run along local
+ * X), that constant is the hinge's rest: clip rotation = rest * rotation about the axis. */
 typedef struct fb_hinge_info {
     fb_v3 axis;          /* unit, joint frame */
     double max_off_axis; /* rad, largest rotation off the axis over the clip */
+    fb_quat rest;        /* the constant rotation before the hinge (identity for most clips);
+                            in the joint's X_tree */
 } fb_hinge_info;
+
+/* A joint whose position channels the character carries as a bone (non-root joints with
+ * position channels, unless free_positions): the bone built and how much the channels stretch
+ * it over the clip. */
+typedef struct fb_bone_info {
+    bool from_channels;  /* the joint has position channels and is built as a bone */
+    bool offset_agrees;  /* the channels agree with OFFSET (FB_BONE_AGREE): the bone is OFFSET;
+                            otherwise it is the channels' mean over the clip */
+    double length;       /* m, the bone built */
+    double min_len, max_len; /* m, the shortest and longest the channels make it */
+    double max_dev;      /* m, the largest |length at a frame - length| */
+} fb_bone_info;
 
 typedef struct fb_character {
     fb_model* model;        /* owned */
@@ -191,7 +233,11 @@ typedef struct fb_character {
     fb_joint_role* role;    /* (njoint) */
     int* joint_of_body;     /* (nbody) the clip joint of each body, -1 for world and End Sites */
     fb_hinge_info* hinge;   /* (njoint) valid where the joint became revolute */
-    double height;          /* standing height (m) of the rest pose */
+    fb_bone_info* bone;     /* (njoint) valid where bone[i].from_channels */
+    int root;               /* the clip joint of the character's root (joints before it on the
+                               way down from the clip's root were folded away) */
+    bool articulated;       /* false when free_positions left non-root joints floating */
+    double height;          /* standing height (m) of the clip (see fb_clip.height_from) */
     int nwarn;
     char warn[FB_CLIP_MAX_WARN][FB_CLIP_WARN_LEN];
     fb_allocator alloc;
@@ -199,7 +245,11 @@ typedef struct fb_character {
 
 /* Builds the character of a clip: root = floating joint; joints with rotation channels =
  * ball joints (or revolute by the hinge rules, or fixed by the drop rules); joints without
- * channels and End Sites = fixed bodies. Shapes: a capsule from each joint to its child (the
+ * channels and End Sites = fixed bodies. A root that never moves (every channel constant) with
+ * one child, which has position channels, is folded into the world and that child is the
+ * floating root. Other joints with position channels are built as their rotation channels
+ * say, carrying their bone vector (OFFSET where the channels agree with it, else the channels'
+ * mean), unless opts->free_positions. Shapes: a capsule from each joint to its child (the
  * centroid of its children when there are several; stopping one radius short of a single
  * child whose own shape is narrower, with the mass of the full length), boxes where the rules
  * say. */
@@ -214,6 +264,7 @@ typedef struct fb_motion {
     int nframe;
     int nq;
     double dt;  /* s between frames */
+    double t0;  /* s, the clip time of frame 0 (from the clip's first frame) */
     double* q;  /* (nframe x nq) */
     fb_allocator alloc;
 } fb_motion;
@@ -227,8 +278,11 @@ FB_API void fb_motion_destroy(fb_motion* mo);
 
 /* Writes a motion as BVH with the clip's hierarchy, names, offsets, channel orders; lengths
  * in the clip's file units times `length_scale` (1 = as the input), Euler angles in each
- * joint's own order, unwrapped frame to frame. Written to a temporary file and renamed, so the
- * target appears whole or not at all. */
+ * joint's own order, unwrapped frame to frame. Every joint keeps its channels: floating joints
+ * write their positions from q; position channels the character carries as bones, and every
+ * channel of a folded root, are written as the input has them at the frame's clip time
+ * (mo->t0 + k mo->dt, linear between input frames). Written to a temporary file and renamed,
+ * so the target appears whole or not at all. */
 FB_API fb_status fb_motion_write_bvh(const fb_clip* clip, const fb_character* ch,
                                      const fb_motion* mo, double length_scale, const char* path,
                                      fb_error* err);

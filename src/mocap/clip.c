@@ -5,8 +5,10 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "math/quat.h"
 #include "math/spatial.h"
 #include "mocap/constants.h"
 #include "mocap/euler.h"
@@ -182,6 +184,108 @@ void fb_clip_rest_positions(const fb_clip* c, fb_v3* joints, fb_v3* ends) {
     fb_free(&c->alloc, E);
 }
 
+fb_v3 fb_clip_frame_offset(const fb_clip* c, int i, int f) {
+    const fb_clip_joint* j = &c->joint[i];
+    const double* row = c->frames + (size_t)f * (size_t)c->nchan + (size_t)j->col;
+    const bool replaces = i > 0 && c->pos_mode == FB_POS_ABSOLUTE;
+    double p[3] = {j->offset.x, j->offset.y, j->offset.z};
+    for (int k = 0; k < j->nchan; k++) {
+        if (j->chan[k] <= FB_CH_ZPOS) {
+            p[j->chan[k]] = replaces ? row[k] : p[j->chan[k]] + row[k];
+        }
+    }
+    return fb_v3_make(p[0], p[1], p[2]);
+}
+
+bool fb_clip_joint_static(const fb_clip* c, int i) {
+    const fb_clip_joint* j = &c->joint[i];
+    for (int k = 0; k < j->nchan; k++) {
+        const double* v = c->frames + (size_t)(j->col + k);
+        for (int f = 1; f < c->nframe; f++) {
+            if (fabs(v[(size_t)f * (size_t)c->nchan] - v[0]) > FB_STATIC_TOL) {
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+int fb_clip_skeleton_root(const fb_clip* c) {
+    int r = 0;
+    while (r + 1 < c->njoint && !c->joint[r].has_end && c->joint[r + 1].parent == r &&
+           fb_clip_has_pos(&c->joint[r + 1]) && fb_clip_joint_static(c, r)) {
+        int children = 0;
+        for (int k = r + 1; k < c->njoint; k++) {
+            children += c->joint[k].parent == r;
+        }
+        if (children != 1) {
+            break;
+        }
+        r++;
+    }
+    return r;
+}
+
+/* ---- standing height ------------------------------------------------------------------------ */
+
+/* One pose of the skeleton for the height, file units and file axes: each joint's bone from its
+ * parent, its End Site's bone, and its end point (End Site, or the joint itself). */
+typedef struct pose {
+    fb_v3* bone;
+    fb_v3* end_bone;
+    fb_v3* end_pt;
+    fb_v3* at;   /* joint positions */
+    fb_quat* W;  /* joint orientations (posed only) */
+    int root;    /* fb_clip_skeleton_root: where the height's bone chains start */
+} pose;
+
+static bool pose_alloc(const fb_clip* c, pose* p) {
+    const size_t n = (size_t)(c->njoint > 0 ? c->njoint : 1);
+    p->bone = fb_alloc(&c->alloc, 4 * n * sizeof(fb_v3));
+    p->W = fb_alloc(&c->alloc, n * sizeof(fb_quat));
+    if (!p->bone || !p->W) {
+        fb_free(&c->alloc, p->bone);
+        fb_free(&c->alloc, p->W);
+        return false;
+    }
+    p->end_bone = p->bone + n;
+    p->end_pt = p->bone + 2 * n;
+    p->at = p->bone + 3 * n;
+    p->root = fb_clip_skeleton_root(c);
+    return true;
+}
+
+static void pose_free(const fb_clip* c, pose* p) {
+    fb_free(&c->alloc, p->bone);
+    fb_free(&c->alloc, p->W);
+}
+
+/* The rest pose: OFFSETs as they are. */
+static void pose_rest(const fb_clip* c, pose* p) {
+    for (int i = 0; i < c->njoint; i++) {
+        const fb_clip_joint* j = &c->joint[i];
+        p->bone[i] = j->offset;
+        p->at[i] = j->parent < 0 ? j->offset : fb_v3_add(p->at[j->parent], j->offset);
+        p->end_bone[i] = j->has_end ? j->end_offset : fb_v3_zero();
+        p->end_pt[i] = fb_v3_add(p->at[i], p->end_bone[i]);
+    }
+}
+
+/* Frame f's pose by forward kinematics of the channels (position channels as pos_mode reads
+ * them). */
+static void pose_frame(const fb_clip* c, int f, pose* p) {
+    for (int i = 0; i < c->njoint; i++) {
+        const fb_clip_joint* j = &c->joint[i];
+        const fb_v3 t = fb_clip_frame_offset(c, i, f);
+        const fb_quat Wp = j->parent < 0 ? fb_quat_identity() : p->W[j->parent];
+        p->bone[i] = fb_quat_rotate(Wp, t);
+        p->at[i] = j->parent < 0 ? p->bone[i] : fb_v3_add(p->at[j->parent], p->bone[i]);
+        p->W[i] = fb_quat_mul(Wp, fb_clip_frame_rotation(c, i, f));
+        p->end_bone[i] = j->has_end ? fb_quat_rotate(p->W[i], j->end_offset) : fb_v3_zero();
+        p->end_pt[i] = fb_v3_add(p->at[i], p->end_bone[i]);
+    }
+}
+
 /* A bone's share of the standing height: its full length when it is mostly vertical (a
  * splayed or slightly bent leg still stands that tall), its vertical extent when it is mostly
  * horizontal (feet, hip and shoulder offsets). */
@@ -190,30 +294,101 @@ static double bone_height(fb_v3 off, int up) {
     return (v > FB_VERTICAL_BONE * L) ? L : v;
 }
 
-/* Height share of the bone chain from the root to joint i's end point (End Site, or itself). */
-static double chain_height(const fb_clip* c, int i, int up) {
-    double h = c->joint[i].has_end ? bone_height(c->joint[i].end_offset, up) : 0.0;
-    for (int j = i; c->joint[j].parent >= 0; j = c->joint[j].parent) {
-        h += bone_height(c->joint[j].offset, up);
+/* Height share of the bone chain from the skeleton's root r to joint i's end point, and (into
+ * *length) the chain's length with every bone at full length. */
+static double chain_height(const fb_clip* c, const pose* p, int r, int i, int up,
+                           double* length) {
+    double h = bone_height(p->end_bone[i], up);
+    *length = fb_v3_norm(p->end_bone[i]);
+    for (int j = i; j != r && c->joint[j].parent >= 0; j = c->joint[j].parent) {
+        h += bone_height(p->bone[j], up);
+        *length += fb_v3_norm(p->bone[j]);
     }
     return h;
 }
 
-/* Standing height in file units, whatever the rest posture: the chain from the root to the
- * highest end point plus that to the lowest (head top and sole when upright), each bone counted
- * by bone_height. ends[] are the rest end points (file axes). */
-static double standing_height(const fb_clip* c, const fb_v3* ends) {
-    const int up = (c->up == FB_UP_Z) ? 2 : 1;
-    int top = 0, bottom = 0;
-    for (int i = 0; i < c->njoint; i++) {
-        if (fb_v3_get(ends[i], up) > fb_v3_get(ends[top], up)) {
+/* Standing height of a pose in file units, whatever its posture: the chain from the skeleton's
+ * root (fb_clip_skeleton_root: a dummy root's translation is no bone) to the highest end point
+ * plus that to the lowest (head top and sole when upright), each bone counted by bone_height.
+ * *upright gets the pose's top-to-bottom extent over the two chains' length. */
+static double standing_height(const fb_clip* c, const pose* p, int up, double* upright) {
+    const int r = p->root;
+    int top = r, bottom = r;
+    for (int i = r; i < c->njoint; i++) {
+        if (fb_v3_get(p->end_pt[i], up) > fb_v3_get(p->end_pt[top], up)) {
             top = i;
         }
-        if (fb_v3_get(ends[i], up) < fb_v3_get(ends[bottom], up)) {
+        if (fb_v3_get(p->end_pt[i], up) < fb_v3_get(p->end_pt[bottom], up)) {
             bottom = i;
         }
     }
-    return chain_height(c, top, up) + chain_height(c, bottom, up);
+    double lt, lb;
+    const double h = chain_height(c, p, r, top, up, &lt) + chain_height(c, p, r, bottom, up, &lb);
+    const double extent = fb_v3_get(p->end_pt[top], up) - fb_v3_get(p->end_pt[bottom], up);
+    *upright = lt + lb > 0.0 ? extent / (lt + lb) : 0.0;
+    return h;
+}
+
+/* The up axis a pose's extents say (1 = Y, 2 = Z), summed over calls into ext[3]. */
+static void add_extents(const fb_clip* c, const pose* p, double* ext) {
+    fb_v3 lo = p->at[0], hi = p->at[0];
+    for (int i = 0; i < c->njoint; i++) {
+        for (int pass = 0; pass < 2; pass++) {
+            const fb_v3 q = pass ? p->end_pt[i] : p->at[i];
+            lo = (fb_v3){fmin(lo.x, q.x), fmin(lo.y, q.y), fmin(lo.z, q.z)};
+            hi = (fb_v3){fmax(hi.x, q.x), fmax(hi.y, q.y), fmax(hi.z, q.z)};
+        }
+    }
+    ext[0] += hi.x - lo.x;
+    ext[1] += hi.y - lo.y;
+    ext[2] += hi.z - lo.z;
+}
+
+static fb_up_axis up_of(const double* ext) {
+    return ext[2] > FB_UP_Z_RATIO * ext[1] ? FB_UP_Z : FB_UP_Y;
+}
+
+static int cmp_double(const void* a, const void* b) {
+    const double x = *(const double*)a, y = *(const double*)b;
+    return (x > y) - (x < y);
+}
+
+/* Standing heights of the frames first, first + step, ... < last that stand upright, into h
+ * (sorted); returns how many. *tallest gets the largest height of any of them, *stand (when
+ * still -1) the first frame that stands. */
+static int posed_heights(const fb_clip* c, pose* p, int first, int last, int step, int up,
+                         double* h, double* tallest, int* stand) {
+    int n = 0;
+    for (int f = first; f < last; f += step) {
+        pose_frame(c, f, p);
+        double upright;
+        const double hf = standing_height(c, p, up, &upright);
+        *tallest = fmax(*tallest, hf);
+        if (upright >= FB_UPRIGHT_MIN) {
+            h[n++] = hf;
+            *stand = *stand < 0 ? f : *stand;
+        }
+    }
+    qsort(h, (size_t)n, sizeof *h, cmp_double);
+    return n;
+}
+
+static double median(const double* sorted, int n) {
+    return n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+}
+
+const char* fb_height_from_name(fb_height_from h) {
+    switch (h) {
+    case FB_HEIGHT_NONE:
+        return "no upright pose (the tallest reading)";
+    case FB_HEIGHT_REST:
+        return "the rest pose";
+    case FB_HEIGHT_EARLY:
+        return "the poses of the first second";
+    case FB_HEIGHT_CLIP:
+        return "poses spread over the clip";
+    }
+    return "?";
 }
 
 /* Lengths a clip may be written in: metres per unit, the name reported. */
@@ -225,7 +400,7 @@ static const struct {
     {FB_CMU_UNIT, "CMU (0.056444 m)"},
 };
 
-/* The unit whose reading of the rest height is nearest (in ratio) to a typical adult's. */
+/* The unit whose reading of the standing height is nearest (in ratio) to a typical adult's. */
 static int detect_unit(double height_file) {
     int best = 0;
     double best_err = INFINITY;
@@ -265,6 +440,64 @@ static fb_pos_mode detect_pos_mode(const fb_clip* c) {
     return near_offset < near_zero ? FB_POS_ABSOLUTE : FB_POS_RELATIVE;
 }
 
+/* The up axis and the standing height (file units) with the evidence that gave them
+ * (docs/MOCAP.md, "What is detected"): the rest pose when it stands upright; else the poses of
+ * the first second, by forward kinematics; else poses spread over the clip; else the tallest
+ * reading of any of them (warned). */
+static fb_status detect_height(fb_clip* c, fb_up_axis given_up, fb_error* err) {
+    pose p;
+    const int early = (int)fmin(c->nframe, fmax(1.0, ceil(FB_EARLY_SECONDS / c->frame_time)));
+    const int cap = early > FB_POSED_SAMPLES ? early : FB_POSED_SAMPLES;
+    double* h = fb_alloc(&c->alloc, (size_t)cap * sizeof(double));
+    if (!h || !pose_alloc(c, &p)) {
+        fb_free(&c->alloc, h);
+        return fb_fail(err, FB_ENOMEM, "%s: out of memory", c->source);
+    }
+    /* the rest pose: up is the longer of its Y and Z extents, unless given */
+    double ext[3] = {0.0, 0.0, 0.0};
+    pose_rest(c, &p);
+    add_extents(c, &p, ext);
+    c->up = given_up != FB_UP_AUTO ? given_up : up_of(ext);
+    c->rest_height_file = standing_height(c, &p, c->up == FB_UP_Z ? 2 : 1, &c->rest_upright);
+    const bool rest_stands = c->rest_upright >= FB_UPRIGHT_MIN;
+    /* the first second's poses: their extents give up when the rest pose does not stand */
+    if (!rest_stands && given_up == FB_UP_AUTO) {
+        ext[0] = ext[1] = ext[2] = 0.0;
+        for (int f = 0; f < early; f++) {
+            pose_frame(c, f, &p);
+            add_extents(c, &p, ext);
+        }
+        c->up = up_of(ext);
+    }
+    const int up = c->up == FB_UP_Z ? 2 : 1;
+    double tallest = c->rest_height_file;
+    c->posed_frames = early;
+    c->stand_frame = -1;
+    c->posed_upright = posed_heights(c, &p, 0, early, 1, up, h, &tallest, &c->stand_frame);
+    c->posed_height_file = c->posed_upright > 0 ? median(h, c->posed_upright) : 0.0;
+    if (rest_stands) {
+        c->height_from = FB_HEIGHT_REST;
+        c->height_file = c->rest_height_file;
+    } else if (c->posed_upright > 0) {
+        c->height_from = FB_HEIGHT_EARLY;
+        c->height_file = c->posed_height_file;
+    } else {
+        /* at most FB_POSED_SAMPLES frames: h holds that many */
+        const int step = (c->nframe + FB_POSED_SAMPLES - 1) / FB_POSED_SAMPLES;
+        const int n = posed_heights(c, &p, 0, c->nframe, step, up, h, &tallest, &c->stand_frame);
+        c->height_from = n > 0 ? FB_HEIGHT_CLIP : FB_HEIGHT_NONE;
+        c->height_file = n > 0 ? median(h, n) : tallest;
+        if (n == 0 && tallest > 0.0) {
+            fb_clip_warn(c, "no pose stands upright (rest pose, first second, %d frames over the "
+                         "clip); the standing height is the tallest reading",
+                         (c->nframe + step - 1) / step);
+        }
+    }
+    pose_free(c, &p);
+    fb_free(&c->alloc, h);
+    return FB_OK;
+}
+
 fb_status fb_clip_finish(fb_clip* c, const fb_clip_opts* opts, fb_error* err) {
     const fb_clip_opts o = opts ? *opts : fb_default_clip_opts();
     if (c->njoint < 1) {
@@ -289,25 +522,13 @@ fb_status fb_clip_finish(fb_clip* c, const fb_clip_opts* opts, fb_error* err) {
                        c->source);
     }
 
-    /* up axis: the longer of the rest pose's Y and Z extents, unless given */
-    fb_v3 *J, *E;
-    if (!rest_scratch(c, &J, &E)) {
-        return fb_fail(err, FB_ENOMEM, "%s: out of memory", c->source);
+    /* what the position channels mean, then the up axis and the standing height (the poses
+     * read them through the channels) */
+    c->pos_mode = (o.pos_mode != FB_POS_AUTO) ? o.pos_mode : detect_pos_mode(c);
+    const fb_status s = detect_height(c, o.up, err);
+    if (s != FB_OK) {
+        return s;
     }
-    fb_v3 lo = J[0], hi = J[0];
-    for (int i = 0; i < c->njoint; i++) {
-        for (int pass = 0; pass < 2; pass++) {
-            const fb_v3 p = pass ? E[i] : J[i];
-            lo = (fb_v3){fmin(lo.x, p.x), fmin(lo.y, p.y), fmin(lo.z, p.z)};
-            hi = (fb_v3){fmax(hi.x, p.x), fmax(hi.y, p.y), fmax(hi.z, p.z)};
-        }
-    }
-    const double ext_y = hi.y - lo.y, ext_z = hi.z - lo.z;
-    c->up = (o.up != FB_UP_AUTO) ? o.up
-                                 : (ext_z > FB_UP_Z_RATIO * ext_y ? FB_UP_Z : FB_UP_Y);
-    c->height_file = standing_height(c, E);
-    fb_free(&c->alloc, J);
-    fb_free(&c->alloc, E);
 
     /* length unit: given, scaled to a height, or detected from the height */
     if (o.scale > 0.0) {
@@ -315,7 +536,8 @@ fb_status fb_clip_finish(fb_clip* c, const fb_clip_opts* opts, fb_error* err) {
         snprintf(c->unit_name, sizeof c->unit_name, "given (--scale)");
     } else if (o.height > 0.0) {
         if (!(c->height_file > 0.0)) {
-            return fb_fail(err, FB_EINVAL, "%s: --height: the rest pose has no height to scale",
+            return fb_fail(err, FB_EINVAL,
+                           "%s: --height: the skeleton has no standing height to scale",
                            c->source);
         }
         c->unit = o.height / c->height_file;
@@ -327,15 +549,22 @@ fb_status fb_clip_finish(fb_clip* c, const fb_clip_opts* opts, fb_error* err) {
         const double h = c->height_file * c->unit;
         if (h < FB_PLAUSIBLE_HEIGHT_MIN || h > FB_PLAUSIBLE_HEIGHT_MAX) {
             fb_clip_warn(c,
-                         "rest height %.4g file units reads as %.3g m in the nearest unit (%s); "
-                         "give --scale or --height",
-                         c->height_file, h, UNITS[k].name);
+                         "standing height %.4g file units (%s) reads as %.3g m in the nearest "
+                         "unit (%s); give --scale or --height",
+                         c->height_file, fb_height_from_name(c->height_from), h, UNITS[k].name);
+        }
+        /* the other evidence, when it stands, should agree */
+        const int kp = c->posed_upright > 0 ? detect_unit(c->posed_height_file) : k;
+        if (c->height_from == FB_HEIGHT_REST && kp != k) {
+            fb_clip_warn(c,
+                         "the rest pose stands %.4g units tall (%s), the first second's poses "
+                         "%.4g (%s); the rest pose decides: give --scale if it is wrong",
+                         c->height_file, UNITS[k].name, c->posed_height_file, UNITS[kp].name);
         }
     } else {
         c->unit = 1.0;
         snprintf(c->unit_name, sizeof c->unit_name, "m (no height to detect from)");
-        fb_clip_warn(c, "the rest pose is flat; assuming metres (give --scale)");
+        fb_clip_warn(c, "the skeleton has no height in any pose; assuming metres (give --scale)");
     }
-    c->pos_mode = (o.pos_mode != FB_POS_AUTO) ? o.pos_mode : detect_pos_mode(c);
     return fb_ok(err);
 }

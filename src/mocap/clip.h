@@ -24,6 +24,19 @@ int fb_clip_rot_axes(const fb_clip_joint* j, int* axes);
 /* The rotation of clip joint i at frame f: its rotation channels composed in file order. */
 fb_quat fb_clip_frame_rotation(const fb_clip* c, int i, int f);
 
+/* Joint i's translation from its parent at frame f (file units, parent axes): OFFSET, with the
+ * position channels added (the root; relative mode) or in place of it (absolute mode). */
+fb_v3 fb_clip_frame_offset(const fb_clip* c, int i, int f);
+
+/* True when every channel of joint i stays within FB_STATIC_TOL of its first frame's value. */
+bool fb_clip_joint_static(const fb_clip* c, int i);
+
+/* The joint the skeleton hangs from: the clip's root or, while that never moves
+ * (fb_clip_joint_static), has no End Site and has one child joint, which has position channels,
+ * that child (a dummy root above the hips). The joints before it (0 .. root-1: in BVH order a
+ * joint's first child follows it) are that chain. */
+int fb_clip_skeleton_root(const fb_clip* c);
+
 /* True when joint j has any position channel. */
 bool fb_clip_has_pos(const fb_clip_joint* j);
 

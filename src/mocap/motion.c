@@ -42,11 +42,15 @@ static fb_v3 clip_position(const fb_clip* c, int i, int f) {
 }
 
 
-/* q (nq) of the character at clip frame f. */
+/* q (nq) of the character at clip frame f. Folded joints have no coordinates; a bone's
+ * position channels are in its X_tree, not in q. */
 static void frame_q(const fb_clip* c, const fb_character* ch, int f, double* q) {
     const fb_model* m = ch->model;
     fb_q_neutral(m, q);
     for (int i = 0; i < c->njoint; i++) {
+        if (ch->role[i] == FB_ROLE_FOLDED) {
+            continue;
+        }
         const int b = ch->body_of_joint[i];
         double* qb = q + m->q_adr[b];
         switch (m->jtype[b]) {
@@ -61,9 +65,13 @@ static void frame_q(const fb_clip* c, const fb_character* ch, int f, double* q) 
         case FB_JOINT_SPHERICAL:
             fb_quat_store(qb, fb_clip_frame_rotation(c, i, f));
             break;
-        case FB_JOINT_REVOLUTE:
-            qb[0] = fb_quat_twist(fb_clip_frame_rotation(c, i, f), m->axis[b]);
+        case FB_JOINT_REVOLUTE: {
+            /* the angle after the hinge's rest rotation */
+            const fb_quat r = fb_quat_mul(fb_quat_conj(ch->hinge[i].rest),
+                                          fb_clip_frame_rotation(c, i, f));
+            qb[0] = fb_quat_twist(r, m->axis[b]);
             break;
+        }
         case FB_JOINT_PRISMATIC:
         case FB_JOINT_FIXED:
             break;
@@ -117,6 +125,7 @@ fb_motion* fb_motion_from_clip(const fb_clip* c, const fb_character* ch, double 
     mo->nframe = (int)n;
     mo->nq = m->nq;
     mo->dt = dt;
+    mo->t0 = first * c->frame_time;
     double* qb = qa + m->nq;
     double* v = NULL;
     for (long k = 0; k < n; k++) {
@@ -212,8 +221,10 @@ static void write_hierarchy(FILE* f, const fb_clip* c, double scale) {
     }
 }
 
-/* The rotation a body's joint holds in q, as a quaternion. */
-static fb_quat body_rotation(const fb_model* m, int b, const double* q) {
+/* The rotation clip joint i's body holds in q, as a quaternion (a hinge's after its rest). */
+static fb_quat joint_rotation(const fb_character* ch, int i, const double* q) {
+    const fb_model* m = ch->model;
+    const int b = ch->body_of_joint[i];
     const double* qb = q + m->q_adr[b];
     switch (m->jtype[b]) {
     case FB_JOINT_FLOATING:
@@ -221,7 +232,7 @@ static fb_quat body_rotation(const fb_model* m, int b, const double* q) {
     case FB_JOINT_SPHERICAL:
         return fb_quat_load(qb);
     case FB_JOINT_REVOLUTE:
-        return fb_quat_from_axis_angle(m->axis[b], qb[0]);
+        return fb_quat_mul(ch->hinge[i].rest, fb_quat_from_axis_angle(m->axis[b], qb[0]));
     case FB_JOINT_PRISMATIC:
     case FB_JOINT_FIXED:
         break;
@@ -229,24 +240,44 @@ static fb_quat body_rotation(const fb_model* m, int b, const double* q) {
     return fb_quat_identity();
 }
 
-/* One frame line: each joint's channels in file order; angles continue from prev (radians,
- * per joint 3 slots) which this updates. */
+/* The input's value in frame column `col` at clip time t (s): linear between the two
+ * neighbouring frames, exactly a frame's value at that frame's time. */
+static double input_value(const fb_clip* c, int col, double t) {
+    double s = t / c->frame_time;
+    if (fabs(s - round(s)) < 1e-9) {
+        s = round(s);
+    }
+    s = fmin(fmax(s, 0.0), c->nframe - 1);
+    const int f0 = (int)floor(s), f1 = f0 + 1 < c->nframe ? f0 + 1 : f0;
+    const double a = s - f0, v0 = c->frames[(size_t)f0 * (size_t)c->nchan + (size_t)col];
+    if (a == 0.0) {
+        return v0;
+    }
+    return v0 + a * (c->frames[(size_t)f1 * (size_t)c->nchan + (size_t)col] - v0);
+}
+
+/* One frame line at clip time t: each joint's channels in file order; angles continue from
+ * prev (radians, per joint 3 slots) which this updates. Floating joints write their positions
+ * from q; the other position channels (bones, folded joints) and every channel of a folded
+ * joint are the input's at t. */
 static void write_frame(FILE* f, const fb_clip* c, const fb_character* ch, const double* q,
-                        double scale, double* prev) {
+                        double t, double scale, double* prev) {
     const fb_model* m = ch->model;
     for (int i = 0; i < c->njoint; i++) {
         const fb_clip_joint* j = &c->joint[i];
         const int b = ch->body_of_joint[i];
+        const bool folded = ch->role[i] == FB_ROLE_FOLDED;
         int axes[6], full[3];
         const int n = fb_clip_rot_axes(j, axes);
         double ang[3] = {0.0, 0.0, 0.0};
-        if (n > 0) {
+        if (n > 0 && !folded) {
             fb_euler_complete_axes(axes, n, full);
-            fb_quat_to_euler(body_rotation(m, b, q), full, prev + 3 * i, ang);
+            fb_quat_to_euler(joint_rotation(ch, i, q), full, prev + 3 * i, ang);
             memcpy(prev + 3 * i, ang, sizeof ang);
         }
         double pos[3] = {0.0, 0.0, 0.0};
-        if (m->jtype[b] == FB_JOINT_FLOATING) {
+        const bool from_q = !folded && m->jtype[b] == FB_JOINT_FLOATING;
+        if (from_q) {
             const double* qb = q + m->q_adr[b];
             for (int k = 0; k < 3; k++) {
                 pos[k] = qb[k] / c->unit * scale;
@@ -254,8 +285,14 @@ static void write_frame(FILE* f, const fb_clip* c, const fb_character* ch, const
         }
         int r = 0;
         for (int k = 0; k < j->nchan; k++) {
-            const double v = (j->chan[k] <= FB_CH_ZPOS) ? pos[j->chan[k]]
-                                                        : ang[r++] * (180.0 / FB_PI);
+            double v;
+            if (folded) {
+                v = input_value(c, j->col + k, t) * (j->chan[k] <= FB_CH_ZPOS ? scale : 1.0);
+            } else if (j->chan[k] >= FB_CH_XROT) {
+                v = ang[r++] * (180.0 / FB_PI);
+            } else {
+                v = from_q ? pos[j->chan[k]] : input_value(c, j->col + k, t) * scale;
+            }
             fprintf(f, "%s%.*f", (i == 0 && k == 0) ? "" : " ", BVH_DECIMALS, v);
         }
     }
@@ -296,7 +333,8 @@ fb_status fb_motion_write_bvh(const fb_clip* c, const fb_character* ch, const fb
         }
     }
     for (int k = 0; k < mo->nframe; k++) {
-        write_frame(f, c, ch, mo->q + (size_t)k * (size_t)mo->nq, length_scale, prev);
+        write_frame(f, c, ch, mo->q + (size_t)k * (size_t)mo->nq, mo->t0 + k * mo->dt,
+                    length_scale, prev);
     }
     s = fb_atomic_commit(&af, err);
     free(prev);

@@ -810,7 +810,9 @@ fb_motion* fb_sim_motion(const fb_sim* s, fb_error* err) {
         return NULL;
     }
     memcpy(q, s->rec_q, (size_t)s->nrec * (size_t)m->nq * sizeof(double));
-    *mo = (fb_motion){.nframe = s->nrec, .nq = m->nq, .dt = s->clip_dt, .q = q, .alloc = a};
+    /* frame 0 is the clip's frame `first`: the export writes the input's bone channels there */
+    *mo = (fb_motion){.nframe = s->nrec, .nq = m->nq, .dt = s->clip_dt,
+                      .t0 = s->o.first * s->clip_dt, .q = q, .alloc = a};
     fb_ok(err);
     return mo;
 }

@@ -991,6 +991,17 @@ static fb_character* build_with(const fb_clip* c, const fb_rules* rules) {
     return ch;
 }
 
+/* A clip read without the Assimp cross-load (which these tests do not need); fails the test
+ * with the library's message. */
+static fb_clip* load_fast(const char* path) {
+    fb_clip_opts o = fb_default_clip_opts();
+    o.use_assimp = false;
+    fb_error err;
+    fb_clip* c = fb_clip_load(path, &o, NULL, &err);
+    ck_assert_msg(c, "%s", err.msg);
+    return c;
+}
+
 static int count_joints(const fb_model* m, fb_joint_type t) {
     int n = 0;
     for (int b = 1; b < m->nbody; b++) {
@@ -1119,11 +1130,7 @@ START_TEST(stretched_bones_are_measured_and_exported_as_the_input) {
     snprintf(path, sizeof path, "%s/stretch.bvh", dir);
     snprintf(out, sizeof out, "%s/out.bvh", dir);
     snprintf(src_path, sizeof src_path, "%s/131_01.bvh", FB_DATA_DIR);
-    fb_clip_opts fast = fb_default_clip_opts();
-    fast.use_assimp = false;
-    fb_error err;
-    fb_clip* src = fb_clip_load(src_path, &fast, NULL, &err);
-    ck_assert_msg(src, "%s", err.msg);
+    fb_clip* src = load_fast(src_path);
     ck_assert_int_eq(src->height_from, FB_HEIGHT_REST);
     const ck_six_opts so = {.order = "ZXY", .scale = CM_PER_CMU, .stretch = "LeftKnee",
                             .stretch_by = 0.2};
@@ -1131,8 +1138,7 @@ START_TEST(stretched_bones_are_measured_and_exported_as_the_input) {
     const double thigh = fb_v3_norm(src->joint[fb_clip_joint_by_name(src, "LeftKnee")].offset) *
                          CM_PER_CMU * 0.01; /* m */
     fb_clip_destroy(src);
-    fb_clip* c = fb_clip_load(path, &fast, NULL, &err);
-    ck_assert_msg(c, "%s", err.msg);
+    fb_clip* c = load_fast(path);
     ck_assert_int_eq(c->height_from, FB_HEIGHT_EARLY);
     ck_assert_str_eq(c->unit_name, "cm");
     fb_rules* rules = malloc(sizeof *rules);
@@ -1175,11 +1181,11 @@ START_TEST(stretched_bones_are_measured_and_exported_as_the_input) {
                   "%s", ch->warn[warned]);
     /* exports of frames 100..399 at the clip's rate and at half of it */
     for (int half = 0; half < 2; half++) {
+        fb_error err;
         fb_motion* mo = fb_motion_from_clip(c, ch, half ? 60.0 : 0.0, 100, 400, &err);
         ck_assert_msg(mo, "%s", err.msg);
         ck_assert_msg(fb_motion_write_bvh(c, ch, mo, 1.0, out, &err) == FB_OK, "%s", err.msg);
-        fb_clip* back = fb_clip_load(out, &fast, NULL, &err);
-        ck_assert_msg(back, "%s", err.msg);
+        fb_clip* back = load_fast(out);
         const int step = half ? 2 : 1; /* the input frame nearest each sample */
         ck_assert_int_eq(back->nframe, half ? 150 : 300);
         double worst = 0.0;
@@ -1221,6 +1227,56 @@ START_TEST(stretched_bones_are_measured_and_exported_as_the_input) {
 }
 END_TEST
 
+/* World heading of a character at clip frame f: its forward turned by the root body's
+ * orientation there (the motion's q, kinematics). */
+static fb_v3 heading_at(const fb_clip* c, const fb_character* ch, int f) {
+    fb_error err;
+    fb_motion* mo = fb_motion_from_clip(c, ch, 0.0, f, f + 1, &err);
+    ck_assert_msg(mo, "%s", err.msg);
+    fb_data* d = ck_data(ch->model);
+    memcpy(d->q, mo->q, (size_t)mo->nq * sizeof(double));
+    fb_kinematics_pos(ch->model, d);
+    const fb_v3 h = fb_m3_tr_mv(d->X_0[1].E, fb_character_forward(c, ch));
+    fb_data_destroy(d);
+    fb_motion_destroy(mo);
+    return h;
+}
+
+/* The six-channel walk faces where the original walks: its rest pose lies along a line, so its
+ * forward comes from the first frame that stands, in the hips' turned axes; turned into the
+ * world at any frame it is the original's heading (read from its rest pose) within 20 degrees
+ * (measured 11.3: frame 0 is mid-stride, arms swinging, against the original's rest pose),
+ * never the line's arbitrary direction (read from the rest pose it is 155 degrees off). */
+START_TEST(six_channel_clips_face_the_original_way) {
+    char dir[64], path[256], src_path[1024];
+    ck_tmpdir(dir, sizeof dir, "face");
+    snprintf(path, sizeof path, "%s/six.bvh", dir);
+    snprintf(src_path, sizeof src_path, "%s/131_01.bvh", FB_DATA_DIR);
+    fb_clip* src = load_fast(src_path);
+    const ck_six_opts so = {.order = "ZXY", .scale = CM_PER_CMU};
+    ck_write_six_channel(src, &so, path);
+    fb_clip* six = load_fast(path);
+    fb_error err;
+    fb_character* a = fb_character_build(src, NULL, &err);
+    fb_character* b = fb_character_build(six, NULL, &err);
+    ck_assert(a && b);
+    double worst = 0.0;
+    for (int f = 0; f < src->nframe; f += 50) {
+        const fb_v3 ha = heading_at(src, a, f), hb = heading_at(six, b, f);
+        fb_ck_near(fb_v3_norm(hb), 1.0, 1e-9, 0.0);
+        worst = fmax(worst, acos(fmin(1.0, fb_v3_dot(ha, hb))) * 180.0 / FB_PI);
+    }
+    printf("six-channel walk: heading within %.2f deg of the original's\n", worst);
+    ck_assert_msg(worst < 20.0, "headings differ by up to %g deg", worst);
+    fb_character_destroy(a);
+    fb_character_destroy(b);
+    fb_clip_destroy(six);
+    fb_clip_destroy(src);
+    unlink(path);
+    rmdir(dir);
+}
+END_TEST
+
 static Suite* mocap_suite(void) {
     Suite* s = suite_create("mocap");
     TCase* tc = tcase_create("mocap");
@@ -1246,6 +1302,7 @@ static Suite* mocap_suite(void) {
     tcase_add_test(tc, shared_clips_round_trip_and_have_plausible_mass);
     tcase_add_test(tc, six_channel_clips_are_articulated_characters);
     tcase_add_test(tc, stretched_bones_are_measured_and_exported_as_the_input);
+    tcase_add_test(tc, six_channel_clips_face_the_original_way);
     suite_add_tcase(s, tc);
     return s;
 }

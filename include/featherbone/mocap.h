@@ -258,6 +258,14 @@ FB_API fb_character* fb_character_build(const fb_clip* clip, const fb_build_opts
 
 FB_API void fb_character_destroy(fb_character* ch);
 
+/* The direction the character faces, as a unit vector in its root body's coordinates (body 1;
+ * world heading = its body -> world rotation times this). Read in the pose that stands (the
+ * rest pose, or the first upright frame when the rest pose does not stand: fb_clip.height_from):
+ * forward = left x up, horizontal, with "left" the mean of (left joint - right joint) over the
+ * mirrored joint names (LeftX / RightX, LX / RX, lX / rX); world +Z when the clip has no such
+ * pair. */
+FB_API fb_v3 fb_character_forward(const fb_clip* clip, const fb_character* ch);
+
 /* ---- motion ---------------------------------------------------------------------------- */
 
 typedef struct fb_motion {

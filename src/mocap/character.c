@@ -5,7 +5,10 @@
  * of its children and End Site when there are several (a capsule stops short of a narrower
  * joint it ends at: plan_shape). End Sites become massless fixed bodies that mark the segment
  * ends. Masses come from the shapes at the rules' density (water, Cline §5.1), optionally
- * scaled to a total, or from de Leva's segment fractions. */
+ * scaled to a total, or from de Leva's segment fractions. Only the root floats: other joints
+ * with position channels hang from their parent by the bone those channels carry
+ * (channel_bone), and a root that never moves above the hips is folded into the world
+ * (fb_clip_skeleton_root). */
 #include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
@@ -621,4 +624,48 @@ fb_character* fb_character_build(const fb_clip* c, const fb_build_opts* opts, fb
     ch->height = c->height_file * c->unit;
     warn_mass_ratios(c, ch);
     return ch;
+}
+
+/* The mirror of a joint name: LeftX -> RightX, LX -> RX, lX -> rX; false when it has none. */
+static bool mirror_name(const char* n, char* out, size_t cap) {
+    if (strncmp(n, "Left", 4) == 0) {
+        snprintf(out, cap, "Right%s", n + 4);
+    } else if (n[0] == 'L' || n[0] == 'l') {
+        snprintf(out, cap, "%c%s", n[0] == 'L' ? 'R' : 'r', n + 1);
+    } else {
+        return false;
+    }
+    return true;
+}
+
+fb_v3 fb_character_forward(const fb_clip* c, const fb_character* ch) {
+    const fb_m3 C = fb_clip_up_rotation(c);
+    /* the pose that stands (-1: the rest pose, every rotation the identity), and the root
+     * body's orientation there (body -> world; its axes are the clip joint's) */
+    const int f = (c->height_from == FB_HEIGHT_REST || c->stand_frame < 0) ? -1 : c->stand_frame;
+    fb_m3 R = C;
+    for (int k = 0; k <= ch->root && f >= 0; k++) {
+        R = fb_m3_mul(R, fb_quat_to_m3(fb_clip_frame_rotation(c, k, f)));
+    }
+    fb_v3 fwd = fb_v3_make(0.0, 0.0, 1.0);
+    fb_v3* p = fb_alloc(&c->alloc, (size_t)c->njoint * sizeof *p);
+    if (p && fb_clip_frame_positions(c, f, p)) {
+        fb_v3 left = fb_v3_zero();
+        for (int i = 0; i < c->njoint; i++) {
+            char mirror[FB_NAME_MAX + 8];
+            const int j = mirror_name(c->joint[i].name, mirror, sizeof mirror)
+                              ? fb_clip_joint_by_name(c, mirror)
+                              : -1;
+            if (j >= 0) {
+                left = fb_v3_add(left, fb_m3_mv(C, fb_v3_sub(p[i], p[j])));
+            }
+        }
+        left.y = 0.0;
+        const double n = fb_v3_norm(left);
+        if (n * c->unit > 1e-6) { /* m */
+            fwd = fb_v3_scale(fb_v3_cross(left, fb_v3_make(0.0, 1.0, 0.0)), 1.0 / n);
+        }
+    }
+    fb_free(&c->alloc, p);
+    return fb_m3_tr_mv(R, fwd);
 }

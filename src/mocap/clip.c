@@ -286,6 +286,21 @@ static void pose_frame(const fb_clip* c, int f, pose* p) {
     }
 }
 
+bool fb_clip_frame_positions(const fb_clip* c, int f, fb_v3* joints) {
+    pose p;
+    if (!pose_alloc(c, &p)) {
+        return false;
+    }
+    if (f < 0) {
+        pose_rest(c, &p);
+    } else {
+        pose_frame(c, f, &p);
+    }
+    memcpy(joints, p.at, (size_t)c->njoint * sizeof *joints);
+    pose_free(c, &p);
+    return true;
+}
+
 /* A bone's share of the standing height: its full length when it is mostly vertical (a
  * splayed or slightly bent leg still stands that tall), its vertical extent when it is mostly
  * horizontal (feet, hip and shoulder offsets). */

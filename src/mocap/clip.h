@@ -37,6 +37,10 @@ bool fb_clip_joint_static(const fb_clip* c, int i);
  * joint's first child follows it) are that chain. */
 int fb_clip_skeleton_root(const fb_clip* c);
 
+/* Joint positions (njoint; file units, file axes) at frame f by forward kinematics of the
+ * channels, or of the rest pose when f < 0. False when out of memory. */
+bool fb_clip_frame_positions(const fb_clip* c, int f, fb_v3* joints);
+
 /* True when joint j has any position channel. */
 bool fb_clip_has_pos(const fb_clip_joint* j);
 

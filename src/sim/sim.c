@@ -35,7 +35,7 @@ struct fb_sim {
     double clip_dt; /* recording interval (s) */
     int nball;      /* balls in use: the hits given, then those added by fb_sim_add_hit */
     int nslot;      /* balls in the world: nball + the spare ones not yet used */
-    fb_v3 forward;  /* the clip's rest-pose forward, for the hits' directions */
+    fb_v3 forward;  /* the character's forward in its root body's axes, for the hits' directions */
     fb_model* ball_m[FB_SIM_MAX_BALLS];
     double ball_mass[FB_SIM_MAX_BALLS];
     bool launched[FB_SIM_MAX_BALLS];
@@ -140,43 +140,6 @@ static void classify_parts(const fb_model* m, fb_part* part) {
 fb_part fb_sim_body_part(const fb_sim* s, int body) {
     const fb_model* m = s->ch->model;
     return (body >= 0 && body < m->nbody) ? s->part[body] : FB_PART_TORSO;
-}
-
-/* ---- the character's heading ---------------------------------------------------------------- */
-
-/* The direction the rest pose faces (horizontal, unit): left x up, with "left" the mean of
- * (left joint - right joint) over the clip's mirrored joint names. (0, 0, 1) when the clip has
- * no such pairs. */
-static fb_v3 rest_forward(const fb_clip* c) {
-    fb_v3* p = calloc((size_t)c->njoint + 1, sizeof(fb_v3));
-    if (!p) {
-        return fb_v3_make(0.0, 0.0, 1.0);
-    }
-    fb_clip_rest_positions(c, p, NULL);
-    fb_v3 left = fb_v3_zero();
-    for (int i = 0; i < c->njoint; i++) {
-        const char* n = c->joint[i].name;
-        char mirror[FB_NAME_MAX + 8];
-        if (strncmp(n, "Left", 4) == 0) {
-            snprintf(mirror, sizeof mirror, "Right%s", n + 4);
-        } else if (n[0] == 'L' || n[0] == 'l') {
-            snprintf(mirror, sizeof mirror, "%c%s", n[0] == 'L' ? 'R' : 'r', n + 1);
-        } else {
-            continue;
-        }
-        const int j = fb_clip_joint_by_name(c, mirror);
-        if (j >= 0) {
-            left = fb_v3_add(left, fb_v3_sub(p[i], p[j]));
-        }
-    }
-    free(p);
-    left.y = 0.0;
-    const double n = fb_v3_norm(left);
-    if (!(n > 1e-6)) {
-        return fb_v3_make(0.0, 0.0, 1.0);
-    }
-    const fb_v3 up = {0.0, 1.0, 0.0};
-    return fb_v3_scale(fb_v3_cross(left, up), 1.0 / n);
 }
 
 /* ---- balls ----------------------------------------------------------------------------------- */
@@ -305,9 +268,8 @@ static fb_status plan_launch(fb_sim* s, int k, double t_now, fb_error* err) {
     memcpy(s->refd->q, s->ref->q + (size_t)f * (size_t)m->nq, (size_t)m->nq * sizeof(double));
     fb_kinematics_pos(m, s->refd);
     const fb_v3 aim = fb_point_pos(m, s->refd, r->body, aim_local(m, r));
-    /* heading: the rest pose's forward turned by the root (body 1, floating) */
-    const fb_quat root = fb_quat_load(s->refd->q + m->q_adr[1] + 3);
-    fb_v3 fwd = fb_quat_rotate(root, s->forward);
+    /* heading: the character's forward (root body coordinates) turned into the world */
+    fb_v3 fwd = fb_m3_tr_mv(s->refd->X_0[1].E, s->forward);
     fwd.y = 0.0;
     fwd = fb_v3_norm(fwd) > 1e-6 ? fb_v3_scale(fwd, 1.0 / fb_v3_norm(fwd))
                                  : fb_v3_make(0.0, 0.0, 1.0);
@@ -573,7 +535,7 @@ fb_sim* fb_sim_create(const fb_clip* clip, const fb_character* ch, const fb_gain
     for (int b = 1; b < m->nbody; b++) {
         s->part_count[s->part[b]] += ch->joint_of_body[b] >= 0;
     }
-    s->forward = rest_forward(clip);
+    s->forward = fb_character_forward(clip, ch);
     const fb_hit spare_hit = fb_default_hit();
     for (int k = 0; k < s->nslot && st == FB_OK; k++) {
         const fb_hit* h = k < nhit ? &hits[k] : &spare_hit;

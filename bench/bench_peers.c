@@ -1,4 +1,4 @@
-/* featherbone vs MuJoCo and Bullet on the benchmark models (see bench_peers.h). */
+/* featherbone vs MuJoCo, Bullet and DART on the benchmark models (see bench_peers.h). */
 #define _DEFAULT_SOURCE /* mkdtemp */
 #include "bench_peers.h"
 
@@ -11,17 +11,25 @@
 
 #include "mjmap.h"
 #include "peer_bullet.h"
+#include "peer_dart.h"
 #include "scenes.h"
 #include "stand.h"
 
 #define PEER_NSTATE 16
 #define PEER_SEED 20261121u
 
-static const char* const CALL_NAMES[PEER_NCALL] = {"fb ABA", "mj_forward", "bt ABA", "fb RNEA",
-                                                   "mj_inverse"};
+static const char* const CALL_NAMES[PEER_NCALL] = {"fb ABA",  "mj_forward", "bt ABA",
+                                                   "dt fwd",  "fb RNEA",    "mj_inverse",
+                                                   "dt inv"};
+static const char* const STEPPER_NAMES[STEP_N] = {"featherbone world step", "MuJoCo mj_step (PGS)",
+                                                  "DART step (Dantzig)", "DART step (PGS)"};
 
 const char* peer_call_name(peer_call c) {
     return (c >= 0 && c < PEER_NCALL) ? CALL_NAMES[c] : "?";
+}
+
+const char* peer_stepper_name(peer_stepper s) {
+    return (s >= 0 && s < STEP_N) ? STEPPER_NAMES[s] : "?";
 }
 
 /* Everything one model's contestants need, with the 16 states in each one's own layout. */
@@ -31,8 +39,11 @@ typedef struct peer_ctx {
     mjModel* mj;
     mjData* md;
     bullet_peer* bt;
+    dart_peer *dt_fwd, *dt_inv;    /* one Skeleton each: inverse dynamics leaves its result as
+                                      the joint forces, forward dynamics must see zero */
     double *q, *qd, *qdd;          /* ours (PEER_NSTATE x nq / nv) */
     double *qpos, *qvel, *qacc;    /* MuJoCo's */
+    double *dpos, *dvel, *dacc;    /* DART's (PEER_NSTATE x nv) */
     double* tau;
 } peer_ctx;
 
@@ -65,6 +76,14 @@ static void call(peer_ctx* x, peer_call c, int s) {
     case PEER_BT_ABA:
         bullet_peer_set_state(x->bt, x->q + s * nq, x->qd + s * nv);
         bullet_peer_aba(x->bt);
+        break;
+    case PEER_DT_FORWARD:
+        dart_peer_set_state(x->dt_fwd, x->dpos + s * nv, x->dvel + s * nv);
+        dart_peer_forward(x->dt_fwd);
+        break;
+    case PEER_DT_INVERSE:
+        dart_peer_set_state(x->dt_inv, x->dpos + s * nv, x->dvel + s * nv);
+        dart_peer_inverse(x->dt_inv, x->dacc + s * nv);
         break;
     case PEER_NCALL:
         break;
@@ -126,6 +145,10 @@ static fb_status make_states(peer_ctx* x, int k, fb_error* err) {
         mjmap_qpos(&map, x->d->q, x->qpos + s * nq);
         mjmap_dofs(&map, x->d->q, x->d->qd, x->d->qd, MJMAP_VEL, x->qvel + s * nv);
         mjmap_dofs(&map, x->d->q, x->d->qd, x->qdd + s * nv, MJMAP_ACC, x->qacc + s * nv);
+        if (x->dt_fwd) {
+            dart_peer_to_dart(x->dt_fwd, x->q + s * nq, x->qd + s * nv, x->qdd + s * nv,
+                              x->dpos + s * nv, x->dvel + s * nv, x->dacc + s * nv);
+        }
     }
     mjmap_free(&map);
     return FB_OK;
@@ -138,8 +161,13 @@ static void ctx_free(peer_ctx* x) {
     free(x->qpos);
     free(x->qvel);
     free(x->qacc);
+    free(x->dpos);
+    free(x->dvel);
+    free(x->dacc);
     free(x->tau);
     bullet_peer_destroy(x->bt);
+    dart_peer_destroy(x->dt_fwd);
+    dart_peer_destroy(x->dt_inv);
     if (x->md) {
         mj_deleteData(x->md);
     }
@@ -147,6 +175,17 @@ static void ctx_free(peer_ctx* x) {
         mj_deleteModel(x->mj);
     }
     fb_data_destroy(x->d);
+}
+
+/* Whether contestant c runs in this build and on this model. */
+static bool have_call(const peer_result* res, peer_call c) {
+    if (c == PEER_BT_ABA) {
+        return res->have_bullet;
+    }
+    if (c == PEER_DT_FORWARD || c == PEER_DT_INVERSE) {
+        return res->have_dart;
+    }
+    return true;
 }
 
 static int run_model(const bench_options* opt, int k, void* out, fb_error* err) {
@@ -166,22 +205,29 @@ static int run_model(const bench_options* opt, int k, void* out, fb_error* err) 
     x.qpos = malloc(S * nq * sizeof(double));
     x.qvel = malloc(S * nv * sizeof(double));
     x.qacc = malloc(S * nv * sizeof(double));
+    x.dpos = malloc(S * nv * sizeof(double) + 1);
+    x.dvel = malloc(S * nv * sizeof(double) + 1);
+    x.dacc = malloc(S * nv * sizeof(double) + 1);
     x.tau = malloc(nv * sizeof(double));
     const int nb = opt->calls / opt->batch;
     const size_t nsamples = (size_t)opt->rounds * (size_t)nb;
     double* samples = malloc(PEER_NCALL * nsamples * sizeof(double));
     int rc = -1;
-    if (!x.d || !x.q || !x.qd || !x.qdd || !x.qpos || !x.qvel || !x.qacc || !x.tau || !samples) {
+    if (!x.d || !x.q || !x.qd || !x.qdd || !x.qpos || !x.qvel || !x.qacc || !x.dpos || !x.dvel ||
+        !x.dacc || !x.tau || !samples) {
         err->code = FB_ENOMEM;
         snprintf(err->msg, sizeof err->msg, "bench --peers: out of memory");
         goto done;
     }
+    fb_error peer_err;
+    x.bt = bullet_peer_create(m, &peer_err);
+    res->have_bullet = x.bt != NULL;
+    x.dt_fwd = dart_peer_create(m, &peer_err);
+    x.dt_inv = x.dt_fwd ? dart_peer_create(m, &peer_err) : NULL;
+    res->have_dart = x.dt_fwd && x.dt_inv;
     if (load_mujoco(&x, k, err) != FB_OK || make_states(&x, k, err) != FB_OK) {
         goto done;
     }
-    fb_error bt_err;
-    x.bt = bullet_peer_create(m, &bt_err);
-    res->have_bullet = x.bt != NULL;
     /* one warm-up round, then the measured ones; contestants interleaved batch by batch */
     int next = 0;
     for (int round = -1; round < opt->rounds; round++) {
@@ -192,7 +238,7 @@ static int run_model(const bench_options* opt, int k, void* out, fb_error* err) 
         }
         for (int b = 0; b < nb; b++) {
             for (int c = 0; c < PEER_NCALL; c++) {
-                if (c == PEER_BT_ABA && !x.bt) {
+                if (!have_call(res, (peer_call)c)) {
                     continue;
                 }
                 const double t0 = bench_now_s();
@@ -213,7 +259,7 @@ static int run_model(const bench_options* opt, int k, void* out, fb_error* err) 
     res->model = k;
     res->nv = m->nv;
     for (int c = 0; c < PEER_NCALL; c++) {
-        if (c == PEER_BT_ABA && !x.bt) {
+        if (!have_call(res, (peer_call)c)) {
             res->t[c] = (bench_stat){0, 0, 0, 0};
             continue;
         }
@@ -252,88 +298,163 @@ static void mj_stand_reset(const fb_mjmap* map, const stand_ctl* ctl, mjModel* m
     mjmap_dofs(map, ctl->q0, ctl->qd0, ctl->qd0, MJMAP_VEL, md->qvel);
 }
 
-int bench_peers_step(const bench_options* opt, peer_step_result* out, fb_error* err) {
-    fb_model* m = NULL;
+/* Every contestant of the contact step, each on its own copy of the scene. */
+typedef struct step_ctx {
+    fb_model* m;
     stand_ctl ctl;
-    fb_world* w = stand_world(&m, &ctl, err);
-    mjModel* mj = w ? export_to_mujoco(m, "humanoid", err) : NULL;
-    mjData* md = mj ? mj_makeData(mj) : NULL;
+    fb_world* w;
+    mjModel* mj;
+    mjData* md;
     fb_mjmap map;
-    bool have_map = false;
+    bool have_map;
+    dart_stand* dt[2]; /* Dantzig (DART's default), PGS */
+} step_ctx;
+
+/* One step of contestant k. */
+static fb_status step_one(step_ctx* x, peer_stepper k, fb_error* err) {
+    switch (k) {
+    case STEP_FB:
+        return fb_world_step(x->w, err);
+    case STEP_MJ_PGS:
+        mj_stand_step(x->m, &x->ctl, &x->map, x->mj, x->md);
+        break;
+    case STEP_DT_DANTZIG:
+    case STEP_DT_PGS:
+        dart_stand_step(x->dt[k - STEP_DT_DANTZIG]);
+        break;
+    case STEP_N:
+        break;
+    }
+    return FB_OK;
+}
+
+/* Contacts of contestant k's last step, and its pelvis height. */
+static int step_contacts(const step_ctx* x, peer_stepper k, double* pelvis_y) {
+    switch (k) {
+    case STEP_FB:
+        *pelvis_y = fb_world_data(x->w, 0)->q[1];
+        return fb_world_get_stats(x->w)->contacts;
+    case STEP_MJ_PGS:
+        *pelvis_y = x->md->qpos[x->map.qadr[1] + 1];
+        return x->md->ncon;
+    case STEP_DT_DANTZIG:
+    case STEP_DT_PGS:
+        *pelvis_y = dart_stand_pelvis_y(x->dt[k - STEP_DT_DANTZIG]);
+        return dart_stand_contacts(x->dt[k - STEP_DT_DANTZIG]);
+    case STEP_N:
+        break;
+    }
+    *pelvis_y = 0.0;
+    return 0;
+}
+
+/* Every contestant back to the settled standing state. */
+static void step_reset(step_ctx* x) {
+    stand_reset(x->w, &x->ctl);
+    mj_stand_reset(&x->map, &x->ctl, x->mj, x->md);
+    for (int k = 0; k < 2; k++) {
+        if (x->dt[k]) {
+            dart_stand_reset(x->dt[k]);
+        }
+    }
+}
+
+static void step_free(step_ctx* x) {
+    if (x->have_map) {
+        mjmap_free(&x->map);
+    }
+    if (x->md) {
+        mj_deleteData(x->md);
+    }
+    if (x->mj) {
+        mj_deleteModel(x->mj);
+    }
+    dart_stand_destroy(x->dt[0]);
+    dart_stand_destroy(x->dt[1]);
+    fb_world_destroy(x->w);
+    fb_model_destroy(x->m);
+}
+
+int bench_peers_step(const bench_options* opt, peer_step_result* out, fb_error* err) {
+    step_ctx x;
+    memset(&x, 0, sizeof x);
+    memset(out, 0, sizeof *out);
+    x.w = stand_world(&x.m, &x.ctl, err);
+    x.mj = x.w ? export_to_mujoco(x.m, "humanoid", err) : NULL;
+    x.md = x.mj ? mj_makeData(x.mj) : NULL;
     const int nb = opt->calls / opt->batch;
     const size_t nsamples = (size_t)opt->rounds * (size_t)nb;
-    double* samples = malloc(2 * nsamples * sizeof(double));
+    double* samples = malloc(STEP_N * nsamples * sizeof(double));
     int rc = -1;
     char msg[256];
-    if (!md || !samples) {
+    if (!x.md || !samples) {
         goto done;
     }
-    if (!(have_map = mjmap_make(&map, m, mj, msg, sizeof msg))) {
+    if (!(x.have_map = mjmap_make(&x.map, x.m, x.mj, msg, sizeof msg))) {
         err->code = FB_EINVAL;
         snprintf(err->msg, sizeof err->msg, "bench --peers: %s", msg);
         goto done;
     }
-    mj->opt.timestep = STAND_DT;
-    mj->opt.solver = mjSOL_PGS;
-    fb_data* d = fb_world_data(w, 0);
-    const int pelvis_y = map.qadr[1] + 1;
-    stand_reset(w, &ctl);
-    mj_stand_reset(&map, &ctl, mj, md);
-    long steps = 0, fb_con = 0, mj_con = 0;
-    out->fb_pelvis_drop = out->mj_pelvis_drop = 0.0;
+    x.mj->opt.timestep = STAND_DT;
+    x.mj->opt.solver = mjSOL_PGS;
+    out->have[STEP_FB] = out->have[STEP_MJ_PGS] = true;
+    for (int k = 0; dart_peer_version() && k < 2; k++) { /* NULL: built without DART */
+        x.dt[k] = dart_stand_create(x.m, &x.ctl, k == 1, err);
+        if (!x.dt[k]) {
+            goto done;
+        }
+        out->have[STEP_DT_DANTZIG + k] = true;
+    }
+    step_reset(&x);
+    double y0[STEP_N];
+    for (int k = 0; k < STEP_N; k++) {
+        (void)step_contacts(&x, (peer_stepper)k, &y0[k]);
+    }
+    long steps = 0, con[STEP_N] = {0};
     for (int round = -1; round < opt->rounds; round++) {
         if (!opt->quiet) {
             fprintf(stderr, "\rbench --peers: contact step round %d/%d", round + 1, opt->rounds);
             fflush(stderr);
         }
         for (int b = 0; b < nb; b++) {
-            double t0 = bench_now_s();
-            for (int i = 0; i < opt->batch; i++) {
-                if (fb_world_step(w, err) != FB_OK) {
-                    goto done;
+            for (int k = 0; k < STEP_N; k++) {
+                if (!out->have[k]) {
+                    continue;
                 }
-                fb_con += fb_world_get_stats(w)->contacts;
+                const double t0 = bench_now_s();
+                for (int i = 0; i < opt->batch; i++) {
+                    if (step_one(&x, (peer_stepper)k, err) != FB_OK) {
+                        goto done;
+                    }
+                    double y;
+                    con[k] += step_contacts(&x, (peer_stepper)k, &y);
+                }
+                const double t = (bench_now_s() - t0) / opt->batch * 1e6;
+                if (round >= 0) {
+                    samples[(size_t)k * nsamples + (size_t)round * (size_t)nb + (size_t)b] = t;
+                }
+                double y;
+                (void)step_contacts(&x, (peer_stepper)k, &y);
+                out->pelvis_move[k] = fmax(out->pelvis_move[k], fabs(y - y0[k]));
             }
-            double t1 = bench_now_s();
-            for (int i = 0; i < opt->batch; i++) {
-                mj_stand_step(m, &ctl, &map, mj, md);
-                mj_con += md->ncon;
-            }
-            double t2 = bench_now_s();
-            if (round >= 0) {
-                samples[(size_t)round * (size_t)nb + (size_t)b] = (t1 - t0) / opt->batch * 1e6;
-                samples[nsamples + (size_t)round * (size_t)nb + (size_t)b] =
-                    (t2 - t1) / opt->batch * 1e6;
-            }
-            out->fb_pelvis_drop = fmax(out->fb_pelvis_drop, fabs(d->q[1] - ctl.q0[1]));
-            out->mj_pelvis_drop = fmax(out->mj_pelvis_drop, fabs(md->qpos[pelvis_y] - ctl.q0[1]));
             steps += opt->batch;
             if (steps % STAND_RESET_STEPS == 0) {
-                stand_reset(w, &ctl);
-                mj_stand_reset(&map, &ctl, mj, md);
+                step_reset(&x);
             }
         }
     }
     if (!opt->quiet) {
         fprintf(stderr, "\r%50s\r", "");
     }
-    out->fb = bench_stats(samples, (int)nsamples);
-    out->mj = bench_stats(samples + nsamples, (int)nsamples);
-    out->fb_contacts = (double)fb_con / (double)steps;
-    out->mj_contacts = (double)mj_con / (double)steps;
+    for (int k = 0; k < STEP_N; k++) {
+        if (out->have[k]) {
+            out->t[k] = bench_stats(samples + (size_t)k * nsamples, (int)nsamples);
+            out->contacts[k] = (double)con[k] / (double)steps;
+        }
+    }
     rc = 0;
 done:
-    if (have_map) {
-        mjmap_free(&map);
-    }
     free(samples);
-    if (md) {
-        mj_deleteData(md);
-    }
-    if (mj) {
-        mj_deleteModel(mj);
-    }
-    fb_world_destroy(w);
-    fb_model_destroy(m);
+    step_free(&x);
     return rc;
 }

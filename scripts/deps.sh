@@ -5,14 +5,14 @@ set -euo pipefail
 
 # build: compiler, cmake >= 3.25, pkg-config; clip import: Assimp (+ its command-line tool,
 # used by the tests to open exported files); gains and rules: cJSON; tests: Check; the peers
-# the tests cross-check against and the bench compares with: MuJoCo and Bullet (optional for
-# building the library itself); the viewer: GLFW, OpenGL, libepoxy (GL loader), stb (PNG and
-# HUD text), Dear ImGui (the gains panel: headers and libimgui.a with the GLFW and OpenGL 3
-# backends), and for headless screenshots and its test Xvfb, xauth and Mesa's llvmpipe; the
-# tool's report pages: xmllint checks the SVG and HTML written, headless Chromium renders a
-# page whose screenshot stb_image decodes
+# the tests cross-check against and the bench compares with: MuJoCo, Bullet and DART with its
+# ODE collision detector (optional for building the library itself); the viewer: GLFW, OpenGL,
+# libepoxy (GL loader), stb (PNG and HUD text), Dear ImGui (the gains panel: headers and
+# libimgui.a with the GLFW and OpenGL 3 backends), and for headless screenshots and its test
+# Xvfb, xauth and Mesa's llvmpipe; the tool's report pages: xmllint checks the SVG and HTML
+# written, headless Chromium renders a page whose screenshot stb_image decodes
 PACKAGES=(gcc g++ make cmake pkg-config libassimp-dev assimp-utils libcjson-dev check
-          libmujoco-dev libbullet-dev
+          libmujoco-dev libbullet-dev libdart-dev libdart-collision-ode-dev
           libglfw3-dev libgl-dev libepoxy-dev libstb-dev libimgui-dev xvfb xauth libgl1-mesa-dri
           libxml2-utils chromium)
 

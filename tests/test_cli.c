@@ -77,6 +77,19 @@ START_TEST(bench_peers_runs_or_says_why_not) {
     if (rc == 0) {
         ck_assert_ptr_nonnull(strstr(buf, "mj_forward"));
         ck_assert_ptr_nonnull(strstr(buf, "humanoid"));
+        if (strstr(buf, "DART step (Dantzig)")) {
+            /* with DART: the humanoid's summary line, exactly this form */
+            const char* line = strstr(buf, "\nvs DART: ");
+            ck_assert_ptr_nonnull(line);
+            double f, i, c;
+            char end = 0;
+            ck_assert_int_eq(sscanf(line, "\nvs DART: forward %lfx, inverse %lfx, contact step "
+                                          "%lfx%c",
+                                    &f, &i, &c, &end),
+                             4);
+            ck_assert_int_eq(end, '\n');
+            ck_assert(f > 0.0 && i > 0.0 && c > 0.0);
+        }
     } else {
         ck_assert_int_eq(rc, 1);
         ck_assert_ptr_nonnull(strstr(buf, "this build has no peers"));

@@ -238,14 +238,7 @@ END_TEST
 START_TEST(random_trees_match_mujoco) {
     /* every joint type, floating joints at the root and further down (three slides and a
      * ball in MuJoCo), rotated X_tree, off-diagonal inertias, welded bodies */
-    for (uint64_t seed = 1; seed <= 10; seed++) {
-        fb_error err;
-        fb_model* m = ck_model(scene_random_tree(seed * 31u, 30, &err), &err);
-        char label[32];
-        snprintf(label, sizeof label, "random tree %llu", (unsigned long long)seed);
-        cross_check(label, m, seed);
-        fb_model_destroy(m);
-    }
+    ck_random_trees(cross_check);
 }
 END_TEST
 

@@ -1,4 +1,5 @@
 /* featherbone bench: per-call timing of the dynamics on the benchmark models. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -25,10 +26,15 @@ static const char USAGE[] =
     "  --calls N      calls per algorithm per round (default 10000)\n"
     "  --batch N      calls per timed batch (default 100)\n"
     "  --quiet        no progress on stderr\n"
-    "  --peers        instead: featherbone against MuJoCo (mj_forward, mj_inverse) and Bullet\n"
-    "                 (btMultiBody ABA) on the same models, exported to MJCF, interleaved;\n"
-    "                 prints medians and featherbone/peer ratios (needs a build with\n"
-    "                 libmujoco-dev and libbullet-dev)\n"
+    "  --peers        instead: featherbone against MuJoCo (mj_forward, mj_inverse), Bullet\n"
+    "                 (btMultiBody ABA) and DART (computeForwardDynamics,\n"
+    "                 computeInverseDynamics) on the same models, interleaved; prints\n"
+    "                 medians and featherbone/peer ratios; with the humanoid, then the\n"
+    "                 contact step against mj_step (PGS) and DART's step (Dantzig, PGS), and\n"
+    "                 the line 'vs DART: forward X.XXx, inverse Y.YYx, contact step Z.ZZx'\n"
+    "                 (DART's time over ours; the step against DART's faster solver). Needs a\n"
+    "                 build with libmujoco-dev and libbullet-dev; DART (libdart-dev,\n"
+    "                 libdart-collision-ode-dev) is optional\n"
     "\n"
     "bench constraints: the humanoid standing on 8 foot contacts (24 rows with friction):\n"
     "ABA, K built by test forces, PGS and apply per step, and K's cost per column against a\n"
@@ -158,6 +164,23 @@ static void ratio(char* buf, size_t cap, double ours, double peer) {
     snprintf(buf, cap, "%.2fx", peer / ours);
 }
 
+/* A median, or "-" for a contestant that did not run. */
+static void cell(char* buf, size_t cap, bool have, double v) {
+    if (have) {
+        snprintf(buf, cap, "%.2f", v);
+    } else {
+        snprintf(buf, cap, "-");
+    }
+}
+
+static void ratio_cell(char* buf, size_t cap, bool have, double ours, double peer) {
+    if (have) {
+        ratio(buf, cap, ours, peer);
+    } else {
+        snprintf(buf, cap, "-");
+    }
+}
+
 static int run_peers(const bench_options* opt) {
     peer_result res[BENCH_NMODEL];
     fb_error err;
@@ -169,24 +192,52 @@ static int run_peers(const bench_options* opt) {
     printf("featherbone %s bench --peers: %d rounds x %d calls (batches of %d), interleaved;\n"
            "median us per call; speed-up = peer time / featherbone time (>1: featherbone faster)\n",
            FB_VERSION_STRING, opt->rounds, opt->calls, opt->batch);
-    printf("%-9s %4s %8s %10s %7s %8s %7s %8s %10s %7s\n", "model", "dof", "fb_ABA", "mj_forward",
-           "speedup", "bt_ABA", "speedup", "fb_RNEA", "mj_inverse", "speedup");
+    printf("%-9s %4s %7s %10s %7s %7s %7s %7s %7s | %7s %10s %7s %7s %7s\n", "model", "dof",
+           "fb_ABA", "mj_forward", "speedup", "bt_ABA", "speedup", "dt_fwd", "speedup", "fb_RNEA",
+           "mj_inverse", "speedup", "dt_inv", "speedup");
+    const bench_stat* human = NULL;
+    bool human_dart = false;
     for (int i = 0; i < n; i++) {
         const bench_stat* t = res[i].t;
-        char r1[16], r2[16] = "-", r3[16], bt[16] = "-";
-        ratio(r1, sizeof r1, t[PEER_FB_ABA].median, t[PEER_MJ_FORWARD].median);
-        if (res[i].have_bullet) {
-            ratio(r2, sizeof r2, t[PEER_FB_ABA].median, t[PEER_BT_ABA].median);
-            snprintf(bt, sizeof bt, "%.2f", t[PEER_BT_ABA].median);
-        }
-        ratio(r3, sizeof r3, t[PEER_FB_RNEA].median, t[PEER_MJ_INVERSE].median);
-        printf("%-9s %4d %8.2f %10.2f %7s %8s %7s %8.2f %10.2f %7s\n",
+        const bool bt = res[i].have_bullet, dt = res[i].have_dart;
+        char r[6][16], c[3][16];
+        ratio(r[0], sizeof r[0], t[PEER_FB_ABA].median, t[PEER_MJ_FORWARD].median);
+        ratio_cell(r[1], sizeof r[1], bt, t[PEER_FB_ABA].median, t[PEER_BT_ABA].median);
+        ratio_cell(r[2], sizeof r[2], dt, t[PEER_FB_ABA].median, t[PEER_DT_FORWARD].median);
+        ratio(r[3], sizeof r[3], t[PEER_FB_RNEA].median, t[PEER_MJ_INVERSE].median);
+        ratio_cell(r[4], sizeof r[4], dt, t[PEER_FB_RNEA].median, t[PEER_DT_INVERSE].median);
+        cell(c[0], sizeof c[0], bt, t[PEER_BT_ABA].median);
+        cell(c[1], sizeof c[1], dt, t[PEER_DT_FORWARD].median);
+        cell(c[2], sizeof c[2], dt, t[PEER_DT_INVERSE].median);
+        printf("%-9s %4d %7.2f %10.2f %7s %7s %7s %7s %7s | %7.2f %10.2f %7s %7s %7s\n",
                bench_model_name(res[i].model), res[i].nv, t[PEER_FB_ABA].median,
-               t[PEER_MJ_FORWARD].median, r1, bt, r2, t[PEER_FB_RNEA].median,
-               t[PEER_MJ_INVERSE].median, r3);
+               t[PEER_MJ_FORWARD].median, r[0], c[0], r[1], c[1], r[2], t[PEER_FB_RNEA].median,
+               t[PEER_MJ_INVERSE].median, r[3], c[2], r[4]);
+        if (res[i].model == 0) {
+            human = t;
+            human_dart = dt;
+        }
     }
-    printf("targets: forward >= 3x mj_forward and >= 2x btMultiBody; inverse >= 2x mj_inverse.\n");
-    if (!(opt->models & 1u)) {
+    printf("spread, p10-p90 us per call:\n%-9s", "model");
+    for (int c = 0; c < PEER_NCALL; c++) {
+        printf(" %15s", peer_call_name((peer_call)c));
+    }
+    printf("\n");
+    for (int i = 0; i < n; i++) {
+        printf("%-9s", bench_model_name(res[i].model));
+        for (int c = 0; c < PEER_NCALL; c++) {
+            const bench_stat* t = &res[i].t[c];
+            char b[32] = "-";
+            if (t->median > 0.0) {
+                snprintf(b, sizeof b, "%.2f-%.2f", t->p10, t->p90);
+            }
+            printf(" %15s", b);
+        }
+        printf("\n");
+    }
+    printf("targets: forward >= 3x mj_forward, >= 2.5x btMultiBody and >= 2x DART; inverse >= 2x "
+           "mj_inverse and >= 2x DART.\n");
+    if (!human) {
         return EXIT_OK;
     }
     peer_step_result st;
@@ -194,18 +245,30 @@ static int run_peers(const bench_options* opt) {
         fprintf(stderr, "featherbone bench --peers: contact step: %s\n", err.msg);
         return EXIT_FAIL;
     }
-    char r[16];
-    ratio(r, sizeof r, st.fb.median, st.mj.median);
     printf("\ncontact step, humanoid standing under PD torques, dt %g ms, interleaved "
-           "(target: faster than mj_step with PGS):\n"
-           "%-22s %9s %8s %8s %9s %13s\n"
-           "%-22s %9.2f %8.2f %8.2f %9.1f %13.2g\n"
-           "%-22s %9.2f %8.2f %8.2f %9.1f %13.2g\n"
-           "speed-up %s\n",
+           "(target: faster than mj_step with PGS and than DART's step):\n"
+           "%-22s %9s %8s %8s %9s %13s %8s\n",
            STAND_DT * 1e3, "", "median_us", "p10_us", "p90_us", "contacts", "pelvis_move_m",
-           "featherbone world step", st.fb.median, st.fb.p10, st.fb.p90, st.fb_contacts,
-           st.fb_pelvis_drop, "MuJoCo mj_step (PGS)", st.mj.median, st.mj.p10, st.mj.p90,
-           st.mj_contacts, st.mj_pelvis_drop, r);
+           "speedup");
+    for (int k = 0; k < STEP_N; k++) {
+        if (!st.have[k]) {
+            continue;
+        }
+        char r[16] = "";
+        if (k != STEP_FB) {
+            ratio(r, sizeof r, st.t[STEP_FB].median, st.t[k].median);
+        }
+        printf("%-22s %9.2f %8.2f %8.2f %9.1f %13.2g %8s\n", peer_stepper_name((peer_stepper)k),
+               st.t[k].median, st.t[k].p10, st.t[k].p90, st.contacts[k], st.pelvis_move[k], r);
+    }
+    if (human_dart && st.have[STEP_DT_DANTZIG] && st.have[STEP_DT_PGS]) {
+        /* the contact step against DART's faster solver */
+        const double dt_step = fmin(st.t[STEP_DT_DANTZIG].median, st.t[STEP_DT_PGS].median);
+        printf("vs DART: forward %.2fx, inverse %.2fx, contact step %.2fx\n",
+               human[PEER_DT_FORWARD].median / human[PEER_FB_ABA].median,
+               human[PEER_DT_INVERSE].median / human[PEER_FB_RNEA].median,
+               dt_step / st.t[STEP_FB].median);
+    }
     return EXIT_OK;
 }
 #else

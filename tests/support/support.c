@@ -39,6 +39,17 @@ fb_data* ck_data(const fb_model* m) {
     return d;
 }
 
+void ck_random_trees(ck_tree_check check) {
+    for (uint64_t seed = 1; seed <= 10; seed++) {
+        fb_error err;
+        fb_model* m = ck_model(scene_random_tree(seed * 31u, 30, &err), &err);
+        char label[32];
+        snprintf(label, sizeof label, "random tree %llu", (unsigned long long)seed);
+        check(label, m, seed);
+        fb_model_destroy(m);
+    }
+}
+
 fb_shape ck_shape_sphere(double r) {
     fb_shape s;
     memset(&s, 0, sizeof s);

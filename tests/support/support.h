@@ -47,6 +47,12 @@ long ck_same_file(const char* a, const char* b);
 fb_model* ck_model(fb_model* m, const fb_error* err);
 fb_data* ck_data(const fb_model* m);
 
+/* The 10 random trees of the cross-checks against other engines (scene_random_tree, up to 30
+ * bodies: every joint type, floating joints at the root and further down, rotated X_tree,
+ * off-diagonal inertias, welded bodies), each handed to check with a label and a seed 1..10. */
+typedef void (*ck_tree_check)(const char* label, const fb_model* m, uint64_t seed);
+void ck_random_trees(ck_tree_check check);
+
 /* Shapes with identity axes (body coordinates), for one-body scenes. */
 fb_shape ck_shape_sphere(double r);
 fb_shape ck_shape_capsule(double r, fb_v3 p0, fb_v3 p1);

@@ -2,12 +2,14 @@
  * independent algorithm or an analytic answer:
  *   ABA vs CRBA + Cholesky solve, RNEA after ABA = identity, M symmetric positive definite,
  *   Jacobians vs finite differences of forward kinematics, body velocity vs J qd,
- *   point acceleration vs finite differences of point velocity, and a closed-form pendulum. */
+ *   point acceleration vs finite differences of point velocity, and a closed-form pendulum;
+ *   and the two compilations of ABA phase 1 (baseline x86-64, AVX2) bit for bit. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "math/dense.h"
+#include "math/isa.h"
 #include "math/quat.h"
 #include "math/spatial.h"
 #include "support.h"
@@ -193,6 +195,107 @@ START_TEST(phase1_velocities_matches_full_phase1) {
         fb_data_destroy(d);
         fb_model_destroy(m);
     }
+}
+END_TEST
+
+/* Everything ABA writes, copied for a bitwise comparison. */
+typedef struct aba_out {
+    size_t nv, nb;
+    double *qdd, *D_inv;
+    fb_xf* X_0;
+    fb_abi* IA;
+    fb_fv *U, *pA_v;
+} aba_out;
+
+static void aba_out_take(aba_out* o, const fb_model* m, const fb_data* d) {
+    o->nv = (size_t)m->nv;
+    o->nb = (size_t)m->nbody;
+    o->qdd = malloc(o->nv * sizeof(double) + 1);
+    o->U = malloc(o->nv * sizeof(fb_fv) + 1);
+    o->D_inv = malloc(36 * o->nb * sizeof(double));
+    o->X_0 = malloc(o->nb * sizeof(fb_xf));
+    o->IA = malloc(o->nb * sizeof(fb_abi));
+    o->pA_v = malloc(o->nb * sizeof(fb_fv));
+    memcpy(o->qdd, d->qdd, o->nv * sizeof(double));
+    memcpy(o->U, d->U, o->nv * sizeof(fb_fv));
+    memcpy(o->D_inv, d->D_inv, 36 * o->nb * sizeof(double));
+    memcpy(o->X_0, d->X_0, o->nb * sizeof(fb_xf));
+    memcpy(o->IA, d->IA, o->nb * sizeof(fb_abi));
+    memcpy(o->pA_v, d->pA_v, o->nb * sizeof(fb_fv));
+}
+
+/* Whether d holds what o holds, bit for bit (bodies 1.. only). */
+static bool aba_out_same(const aba_out* o, const fb_data* d) {
+    const size_t nb = o->nb - 1;
+    return memcmp(o->qdd, d->qdd, o->nv * sizeof(double)) == 0 &&
+           memcmp(o->U, d->U, o->nv * sizeof(fb_fv)) == 0 &&
+           memcmp(o->D_inv + 36, d->D_inv + 36, 36 * nb * sizeof(double)) == 0 &&
+           memcmp(o->X_0 + 1, d->X_0 + 1, nb * sizeof(fb_xf)) == 0 &&
+           memcmp(o->IA + 1, d->IA + 1, nb * sizeof(fb_abi)) == 0 &&
+           memcmp(o->pA_v + 1, d->pA_v + 1, nb * sizeof(fb_fv)) == 0;
+}
+
+static void aba_out_free(aba_out* o) {
+    free(o->qdd);
+    free(o->U);
+    free(o->D_inv);
+    free(o->X_0);
+    free(o->IA);
+    free(o->pA_v);
+}
+
+/* ABA phase 1 is compiled for baseline x86-64 and with AVX2 (math/isa.h); the AVX2 copy, used
+ * where the processor has it, must give the same bits: every output of fb_aba (qdd, X_0, I^A,
+ * U, D^-1, pA_v) compared with memcmp on the benchmark models and random trees of every joint
+ * type, with and without implicit damping, 5 states each. Also, in either copy, phase 1's
+ * positions are bit for bit those of fb_kinematics_pos (the world mixes the two). */
+START_TEST(avx2_kernels_give_the_same_bits) {
+    const bool avx2 = fb_isa_best() == FB_ISA_AVX2;
+    printf("ABA phase 1 kernels: %s%s\n", fb_isa_name(fb_isa_best()),
+           avx2 ? ", compared with x86-64" : " only (no AVX2 here or in this build)");
+    fflush(stdout);
+    int compared = 0;
+    for (int k = 0; k < 40; k++) {
+        fb_error err;
+        fb_model* m = ck_model(k == 0   ? scene_humanoid(&err)
+                               : k < 5 ? scene_bender_tree(3 + k, &err)
+                                        : scene_random_tree((uint64_t)k * 131u, 40, &err),
+                               &err);
+        fb_data* d = ck_data(m);
+        scene_rng r = scene_rng_make((uint64_t)k + 500u);
+        if (k % 2 == 1 && k >= 5) {
+            for (int i = 1; i < m->nbody; i++) {
+                if (m->jtype[i] != FB_JOINT_FLOATING && m->jtype[i] != FB_JOINT_FIXED) {
+                    ck_assert_int_eq(
+                        fb_model_set_damping(m, i, scene_rng_uniform(&r, 0.0, 20.0), &err),
+                        FB_OK);
+                }
+            }
+            d->damping_dt = 1.0 / 480.0;
+        }
+        for (int s = 0; s < 5; s++) {
+            scene_random_state(m, d, &r, 2.0, 10.0);
+            fb_isa_force(FB_ISA_BASE);
+            ck_assert_int_eq(fb_aba(m, d, &err), FB_OK);
+            aba_out base;
+            aba_out_take(&base, m, d);
+            fb_kinematics_pos(m, d);
+            ck_assert_msg(memcmp(base.X_0 + 1, d->X_0 + 1, (base.nb - 1) * sizeof(fb_xf)) == 0,
+                          "model %d: phase 1's X_0 differs from fb_kinematics_pos's", k);
+            if (avx2) {
+                fb_isa_force(FB_ISA_AVX2);
+                ck_assert_int_eq(fb_aba(m, d, &err), FB_OK);
+                ck_assert_msg(aba_out_same(&base, d),
+                              "model %d state %d: the AVX2 kernels give other bits", k, s);
+                compared++;
+            }
+            aba_out_free(&base);
+        }
+        fb_isa_force(FB_ISA_AUTO);
+        fb_data_destroy(d);
+        fb_model_destroy(m);
+    }
+    ck_assert(!avx2 || compared == 200);
 }
 END_TEST
 
@@ -397,6 +500,7 @@ static Suite* dynamics_suite(void) {
     tcase_add_test(tc, benchmark_models_pass_the_cross_checks);
     tcase_add_test(tc, phase2_reuses_phase1_for_new_forces);
     tcase_add_test(tc, phase1_velocities_matches_full_phase1);
+    tcase_add_test(tc, avx2_kernels_give_the_same_bits);
     tcase_add_test(tc, point_jacobian_matches_finite_differences);
     tcase_add_test(tc, point_acceleration_matches_finite_differences);
     tcase_add_test(tc, pendulum_matches_closed_form);

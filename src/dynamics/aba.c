@@ -1,6 +1,7 @@
 /* The articulated-body algorithm [RBDA T7.1] in two phases (ARCHITECTURE.md):
- * phase 1 depends on the state only, phase 2 on the applied forces. Multi-DOF joints use
- * U = I^A S (6 x n_i) and D = S^T U (n_i x n_i). */
+ * phase 1 depends on the state only (aba_kernel_impl.h, compiled for two instruction sets),
+ * phase 2 on the applied forces. Multi-DOF joints use U = I^A S (6 x n_i) and
+ * D = S^T U (n_i x n_i). */
 #include <assert.h>
 #include <string.h>
 
@@ -9,113 +10,26 @@
 #include "math/dense.h"
 #include "math/spatial.h"
 #include "dynamics/aba.h"
+#include "dynamics/aba_kernel.h"
+#include "math/isa.h"
 #include "model/joint.h"
 #include "util/error.h"
 
-/* The generic 1-dof (and 0-dof) case of joint_inertia: U = I^A S, D = S^T U, and the
- * articulated inertia handed to the parent, I^a = I^A - U D^-1 U^T [RBDA T7.1], formed as
- * I^A - sum_c W_c U_c^T with W = U D^-1 (blocks A, B, C; the lower-left is B^T). */
-static bool generic_joint_inertia(const fb_model* m, fb_data* d, int i) {
-    const int k0 = m->v_adr[i], n = m->jnv[i];
-    double* Dinv = d->D_inv + 36 * i;
-    double D[36];
-    for (int c = 0; c < n; c++) {
-        d->U[k0 + c] = fb_abi_mv(&d->IA[i], m->S[k0 + c]);
-    }
-    /* implicit damping: the joint's torque -b (qd + dt qdd) puts dt b on D's diagonal */
-    const double extra = d->damping_dt * m->damping[i];
-    for (int r = 0; r < n; r++) {
-        for (int c = 0; c < n; c++) {
-            D[r * n + c] = fb_mv_dot_fv(m->S[k0 + r], d->U[k0 + c]) + (r == c ? extra : 0.0);
-        }
-    }
-    if (n > 0 && !fb_spd_inverse(D, n, Dinv)) {
-        return false;
-    }
-    const int p = m->parent[i];
-    if (p == 0) {
-        return true;
-    }
-    fb_abi Ia = d->IA[i];
-    for (int c = 0; c < n; c++) {
-        fb_fv W = fb_fv_zero();
-        for (int r = 0; r < n; r++) {
-            W = fb_fv_axpy(W, Dinv[r * n + c], d->U[k0 + r]);
-        }
-        const fb_fv U = d->U[k0 + c];
-        Ia.A = fb_m3_sub(Ia.A, fb_m3_outer(W.n, U.n));
-        Ia.B = fb_m3_sub(Ia.B, fb_m3_outer(W.n, U.f));
-        Ia.C = fb_m3_sub(Ia.C, fb_m3_outer(W.f, U.f));
-    }
-    fb_xf_tr_abi(&Ia, d->X_up[i], &Ia);
-    d->IA[p] = fb_abi_add(d->IA[p], Ia);
-    return true;
-}
-
-/* U, D^-1 and the contribution to the parent's I^A for body i's joint. Ball and floating
- * joints, whose S is made of unit columns, get closed forms of the generic case:
- * - ball, S = [1; 0]: U = [A; B^T], D = A, and I^a = I^A - U A^-1 U^T = [0 0; 0 C - B^T A^-1 B];
- * - floating, S = 1: U = D = I^A and I^a = 0, so nothing reaches the parent.
- * Returns false when D is not positive definite. */
-static bool joint_inertia(const fb_model* m, fb_data* d, int i) {
-    const int k0 = m->v_adr[i];
-    const fb_abi* IA = &d->IA[i];
-    double* Dinv = d->D_inv + 36 * i;
-    if (m->damping[i] > 0.0 && d->damping_dt > 0.0) {
-        return generic_joint_inertia(m, d, i); /* D = S^T I^A S + dt b 1 */
-    }
-    switch (m->jtype[i]) {
-    case FB_JOINT_SPHERICAL: {
-        for (int c = 0; c < 3; c++) {
-            d->U[k0 + c] = (fb_fv){fb_m3_col(IA->A, c), fb_m3_row(IA->B, c)};
-        }
-        if (!fb_spd3_inverse(&IA->A.m[0][0], Dinv)) {
-            return false;
-        }
-        const int p = m->parent[i];
-        if (p != 0) {
-            fb_m3 Ainv;
-            memcpy(&Ainv.m[0][0], Dinv, sizeof Ainv.m);
-            const fb_m3 K = fb_m3_sub(IA->C, fb_m3_tr_mul(IA->B, fb_m3_mul(Ainv, IA->B)));
-            fb_abi_add_xf_tr_lin(&d->IA[p], d->X_up[i], K);
-        }
-        return true;
-    }
-    case FB_JOINT_FLOATING:
-        for (int c = 0; c < 6; c++) {
-            d->U[k0 + c] = fb_abi_mv(IA, m->S[k0 + c]);
-        }
-        return fb_abi_inverse(IA, Dinv);
-    case FB_JOINT_FIXED:
-    case FB_JOINT_REVOLUTE:
-    case FB_JOINT_PRISMATIC:
-        break;
-    }
-    return generic_joint_inertia(m, d, i);
-}
-
-/* Phase 1; `positions`: jcalc, X_up and X_0 are made too (else they are current). */
+/* Phase 1 (aba_kernel_impl.h) in the instruction set fb_isa_active() names; `positions`:
+ * jcalc, X_up and X_0 are made too (else they are current). */
 static fb_status phase1(const fb_model* m, fb_data* d, bool positions, fb_error* err) {
-    /* root to leaves: kinematics; every body starts as a rigid body with its
-     * velocity-product bias force */
-    fb_kin_world(d);
-    for (int i = 1; i < m->nbody; i++) {
-        if (positions) {
-            fb_kin_body_pos(m, d, i);
-        }
-        fb_kin_body_vel(m, d, i);
-        d->IA[i] = fb_abi_from_rbi(m->I[i]);
-        d->pA_v[i] = fb_crf(d->v[i], fb_rbi_mv(m->I[i], d->v[i]));
-    }
-    /* leaves to root: U, D^-1, and the articulated inertia handed to the parent */
-    for (int i = m->nbody - 1; i >= 1; i--) {
-        if (!joint_inertia(m, d, i)) {
-            d->stage = FB_STAGE_POS | FB_STAGE_VEL;
-            return fb_fail(err, FB_ENUMERIC,
-                           "t=%g s: body '%s' (%s joint): articulated inertia S^T I^A S is not "
-                           "positive definite (massless subtree?)",
-                           d->time, m->name[i], fb_joint_type_name(m->jtype[i]));
-        }
+#if defined(FB_HAVE_AVX2_KERNELS)
+    const int bad = fb_isa_active() == FB_ISA_AVX2 ? fb_aba_phase1_avx2(m, d, positions)
+                                                   : fb_aba_phase1_base(m, d, positions);
+#else
+    const int bad = fb_aba_phase1_base(m, d, positions);
+#endif
+    if (bad) {
+        d->stage = FB_STAGE_POS | FB_STAGE_VEL;
+        return fb_fail(err, FB_ENUMERIC,
+                       "t=%g s: body '%s' (%s joint): articulated inertia S^T I^A S is not "
+                       "positive definite (massless subtree?)",
+                       d->time, m->name[bad], fb_joint_type_name(m->jtype[bad]));
     }
     d->stage = FB_STAGE_POS | FB_STAGE_VEL | FB_STAGE_ABA1;
     return fb_ok(err);
@@ -162,7 +76,7 @@ static fb_fv U_Dinv_mul(const fb_model* m, const fb_data* d, int i, const double
     return out;
 }
 
-/* The 3x3 D^-1 of a ball joint as a matrix. */
+/* The 3x3 D^-1 = A^-1 of a ball joint as a matrix. */
 static fb_m3 Dinv3(const fb_data* d, int i) {
     fb_m3 A;
     memcpy(&A.m[0][0], d->D_inv + 36 * i, sizeof A.m);
@@ -170,20 +84,26 @@ static fb_m3 Dinv3(const fb_data* d, int i) {
 }
 
 /* Backward step for body i: the bias force handed to the parent,
- * p^a = p^A + I^a c + U D^-1 u [RBDA T7.1], with I^a c = I^A c - U D^-1 U^T c so I^a is never
- * stored: p^a = p^A + I^A c + U D^-1 (u - U^T c). For a ball joint U^T x is the top half of
- * I^A x and U D^-1 x = [x; B^T A^-1 x], so p^a = [p^A_n + u; p^A_f + (I^A c)_f + B^T A^-1 x]:
- * the moment a ball joint passes on is exactly its torque. */
+ * p^a = p^A + I^a c + U D^-1 u [RBDA T7.1]. For a ball joint I^a = [0 0; 0 K] with
+ * K = C - B^T A^-1 B, which phase 1 keeps after A^-1 in D_inv (aba_kernel_impl.h), and
+ * U D^-1 x = [x; B^T A^-1 x], so p^a = [p^A_n + u; p^A_f + K c_v + B^T A^-1 u]: the moment a
+ * ball joint passes on is exactly its torque. Other joints do not keep I^a: with
+ * I^a c = I^A c - U D^-1 U^T c, p^a = p^A + I^A c + U D^-1 (u - U^T c). */
 static inline fb_fv bias_up(const fb_model* m, const fb_data* d, int i, fb_fv pA, const double* u,
                             const fb_mv* c) {
     const int n = m->jnv[i];
-    const fb_fv Ic = c ? fb_abi_mv(&d->IA[i], *c) : fb_fv_zero();
     if (ball_closed_form(m, d, i)) {
         const fb_v3 uu = {u[0], u[1], u[2]};
-        const fb_v3 y = fb_m3_mv(Dinv3(d, i), fb_v3_sub(uu, Ic.n));
-        return (fb_fv){fb_v3_add(pA.n, uu), fb_v3_add(fb_v3_add(pA.f, Ic.f),
-                                                      fb_m3_tr_mv(d->IA[i].B, y))};
+        const fb_v3 y = fb_m3_mv(Dinv3(d, i), uu);
+        fb_v3 pf = pA.f;
+        if (c) {
+            fb_m3 K;
+            memcpy(&K.m[0][0], d->D_inv + 36 * i + FB_ABA_BALL_K, sizeof K.m);
+            pf = fb_v3_add(pf, fb_m3_mv(K, c->v));
+        }
+        return (fb_fv){fb_v3_add(pA.n, uu), fb_v3_add(pf, fb_m3_tr_mv(d->IA[i].B, y))};
     }
+    const fb_fv Ic = c ? fb_abi_mv(&d->IA[i], *c) : fb_fv_zero();
     double x[FB_JOINT_NV_MAX];
     for (int k = 0; k < n; k++) {
         x[k] = u[k] - fb_mv_dot_fv(m->S[m->v_adr[i] + k], Ic);

@@ -4,18 +4,20 @@
 #define FB_DYNAMICS_KINEMATICS_H
 
 #include "featherbone/data.h"
+#include "math/rows.h"
 #include "math/spatial.h"
 #include "model/joint.h"
 
-/* Body i's XJ, X_up and X_0 from d->q (parent's X_0 must be current). */
+/* Body i's XJ, X_up and X_0 from d->q (parent's X_0 must be current). The products go by rows
+ * (math/rows.h: fb_xf_mul's bits), so ABA phase 1's AVX2 copy makes the same positions. */
 static inline void fb_kin_body_pos(const fb_model* m, fb_data* d, int i) {
     fb_jcalc(m, i, d->q, &d->XJ[i]);
     /* XJ (E, r) after a pure shift (1, s) is (E, s + r) */
     d->X_up[i] = m->X_tree_rot[i]
-                     ? fb_xf_mul(d->XJ[i], m->X_tree[i])
+                     ? fb_rm3_xf_mul(d->XJ[i], m->X_tree[i])
                      : (fb_xf){d->XJ[i].E, fb_v3_add(m->X_tree[i].r, d->XJ[i].r)};
     const int p = m->parent[i];
-    d->X_0[i] = (p == 0) ? d->X_up[i] : fb_xf_mul(d->X_up[i], d->X_0[p]);
+    d->X_0[i] = (p == 0) ? d->X_up[i] : fb_rm3_xf_mul(d->X_up[i], d->X_0[p]);
 }
 
 /* Body i's vJ, v and c from d->qd [RBDA T7.1] (X_up current, the parent's v done); cJ = 0

@@ -178,16 +178,13 @@ static inline fb_fv fb_abi_mv(const fb_abi* IA, fb_mv m) {
 /* Element (r, c) of the 6x6 matrix. */
 double fb_abi_get(const fb_abi* IA, int r, int c);
 
-/* out = X^T IA X: IA given in B coordinates, expressed in A coordinates. out may alias IA. */
+/* out = X^T IA X: IA given in B coordinates, expressed in A coordinates. out may alias IA.
+ * (math/rows.h's fb_rabi_xf_tr, which ABA phase 1 uses directly.) */
 void fb_xf_tr_abi(fb_abi* out, fb_xf X, const fb_abi* IA);
 
 /* inv (6x6 row-major) = IA^-1 by blocks: with W = A^-1 B and the Schur complement
  * S = C - B^T W, IA^-1 = [A^-1 + W S^-1 W^T, -W S^-1; -S^-1 W^T, S^-1]. Returns false unless
  * IA is positive definite (A and S both are). */
 bool fb_abi_inverse(const fb_abi* IA, double* inv);
-
-/* acc += X^T [0 0; 0 K] X for a symmetric 3x3 K given in B coordinates: the articulated
- * inertia a ball joint hands to its parent has only this lower-right block. */
-void fb_abi_add_xf_tr_lin(fb_abi* acc, fb_xf X, fb_m3 K);
 
 #endif /* FB_MATH_SPATIAL_H */

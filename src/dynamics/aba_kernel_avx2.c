@@ -1,0 +1,4 @@
+/* ABA phase 1 with AVX2: this file is compiled with -mavx2 (CMakeLists.txt), so math/rows.h's
+ * rows are 256-bit vectors here (see aba_kernel.h). */
+#define FB_ABA_KERNEL fb_aba_phase1_avx2
+#include "dynamics/aba_kernel_impl.h"

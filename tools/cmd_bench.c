@@ -7,6 +7,7 @@
 #include "bench_simulate.h"
 #include "stand.h"
 #include "bench_dynamics.h"
+#include "kernels.h"
 #ifdef FB_HAVE_PEERS
 #include "bench_peers.h"
 #endif
@@ -51,7 +52,9 @@ static const char USAGE[] =
     "step split by the world's timers.\n"
     "  --clip PATH    another clip (the bundled rules must fit it)\n"
     "\n"
-    "Build with the release preset for meaningful numbers.\n";
+    "Build with the release preset for meaningful numbers. The header names the instruction\n"
+    "set of ABA phase 1's kernels (avx2 where the processor has it, else x86-64; the\n"
+    "environment variable FB_ISA=x86-64 forces the baseline; both give the same bits).\n";
 
 static int model_index(const char* name) {
     for (int k = 0; k < BENCH_NMODEL; k++) {
@@ -90,8 +93,8 @@ static int run_constraints(const bench_options* opt) {
         return EXIT_FAIL;
     }
     printf("featherbone %s bench constraints: humanoid standing, %d contacts, %d rows "
-           "(normal + 2 friction each); %d rounds x %d steps\n",
-           FB_VERSION_STRING, r.contacts, r.rows, opt->rounds, opt->calls);
+           "(normal + 2 friction each); %d rounds x %d steps; ABA kernels %s\n",
+           FB_VERSION_STRING, r.contacts, r.rows, opt->rounds, opt->calls, bench_kernels());
     printf("%-8s %10s %10s %10s\n", "stage", "median_us", "p10_us", "p90_us");
     double total = 0.0;
     for (int s = 0; s < BC_NSTAGE; s++) {
@@ -189,9 +192,10 @@ static int run_peers(const bench_options* opt) {
         fprintf(stderr, "featherbone bench --peers: %s\n", err.msg);
         return EXIT_FAIL;
     }
-    printf("featherbone %s bench --peers: %d rounds x %d calls (batches of %d), interleaved;\n"
+    printf("featherbone %s bench --peers: %d rounds x %d calls (batches of %d), interleaved; "
+           "ABA kernels %s;\n"
            "median us per call; speed-up = peer time / featherbone time (>1: featherbone faster)\n",
-           FB_VERSION_STRING, opt->rounds, opt->calls, opt->batch);
+           FB_VERSION_STRING, opt->rounds, opt->calls, opt->batch, bench_kernels());
     printf("%-9s %4s %7s %10s %7s %7s %7s %7s %7s | %7s %10s %7s %7s %7s\n", "model", "dof",
            "fb_ABA", "mj_forward", "speedup", "bt_ABA", "speedup", "dt_fwd", "speedup", "fb_RNEA",
            "mj_inverse", "speedup", "dt_inv", "speedup");
@@ -360,8 +364,9 @@ int cmd_bench(int argc, char** argv) {
         fprintf(stderr, "featherbone bench: %s\n", err.msg);
         return EXIT_FAIL;
     }
-    printf("featherbone %s bench dynamics: %d rounds x %d calls (batches of %d) per algorithm\n",
-           FB_VERSION_STRING, opt.rounds, opt.calls, opt.batch);
+    printf("featherbone %s bench dynamics: %d rounds x %d calls (batches of %d) per algorithm; "
+           "ABA kernels %s\n",
+           FB_VERSION_STRING, opt.rounds, opt.calls, opt.batch, bench_kernels());
     print_results(res, n);
     return EXIT_OK;
 }

@@ -7,7 +7,6 @@
 
 #include "featherbone/dynamics.h"
 #include "dynamics/kinematics.h"
-#include "math/dense.h"
 #include "math/spatial.h"
 #include "dynamics/aba.h"
 #include "dynamics/aba_kernel.h"

@@ -10,11 +10,12 @@ set -euo pipefail
 # libepoxy (GL loader), stb (PNG and HUD text), Dear ImGui (the gains panel: headers and
 # libimgui.a with the GLFW and OpenGL 3 backends), and for headless screenshots and its test
 # Xvfb, xauth and Mesa's llvmpipe; the tool's report pages: xmllint checks the SVG and HTML
-# written, headless Chromium renders a page whose screenshot stb_image decodes
+# written, headless Chromium renders a page whose screenshot stb_image decodes; the test
+# command's memory check: valgrind
 PACKAGES=(gcc g++ make cmake pkg-config libassimp-dev assimp-utils libcjson-dev check
           libmujoco-dev libbullet-dev libdart-dev libdart-collision-ode-dev
           libglfw3-dev libgl-dev libepoxy-dev libstb-dev libimgui-dev xvfb xauth libgl1-mesa-dri
-          libxml2-utils chromium)
+          libxml2-utils chromium valgrind)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

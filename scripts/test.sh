@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Quick start, command 2: install what is missing, then build and run every test suite twice:
-# the release build (-O3, as shipped) and the asan build (AddressSanitizer + UBSan).
+# the release build (-O3, as shipped) and the asan build (AddressSanitizer + UBSan); then the
+# memory check: the CLI's paths and the core suites under valgrind memcheck (scripts/memcheck.sh),
+# for the uninitialised reads the sanitizers cannot see.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
@@ -18,3 +20,6 @@ for preset in release asan; do
   cmake --build --preset "$preset" -j "$(nproc)"
   ctest --preset "$preset" -j "$(nproc)"
 done
+
+echo "== memcheck =="
+scripts/memcheck.sh build/release

@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -22,15 +21,7 @@ static char out[1 << 17];
 
 /* Runs the CLI with `args`, stdout and stderr into out; returns the exit code. */
 static int run(const char* args) {
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "'%s' %s 2>&1", FB_CLI_PATH, args);
-    FILE* p = popen(cmd, "r");
-    ck_assert_ptr_nonnull(p);
-    const size_t n = fread(out, 1, sizeof out - 1, p);
-    out[n] = '\0';
-    const int status = pclose(p);
-    ck_assert(WIFEXITED(status));
-    return WEXITSTATUS(status);
+    return ck_run(FB_CLI_PATH, args, out, sizeof out);
 }
 
 static void write_text(const char* dir, const char* name, const char* text) {

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "sixchan.h"
@@ -15,15 +14,7 @@
 
 /* Runs the CLI with `args`, captures stdout+stderr into out, returns the exit code. */
 static int run(const char* args, char* out, size_t cap) {
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd, "'%s' %s 2>&1", FB_CLI_PATH, args);
-    FILE* p = popen(cmd, "r");
-    ck_assert_ptr_nonnull(p);
-    const size_t n = fread(out, 1, cap - 1, p);
-    out[n] = '\0';
-    const int status = pclose(p);
-    ck_assert(WIFEXITED(status));
-    return WEXITSTATUS(status);
+    return ck_run(FB_CLI_PATH, args, out, cap);
 }
 
 static char buf[1 << 16];
@@ -148,13 +139,7 @@ START_TEST(convert_writes_whole_files_or_none) {
     ck_assert_int_eq(run(cmd, buf, sizeof buf), 2);
     ck_assert_ptr_nonnull(strstr(buf, "bad_value_count.bvh:20:"));
     ck_assert_int_eq(access(out, F_OK), -1);
-    DIR* d = opendir(dir);
-    int entries = 0;
-    for (struct dirent* e; (e = readdir(d));) {
-        entries += e->d_name[0] != '.';
-    }
-    closedir(d);
-    ck_assert_int_eq(entries, 0); /* no temporary either */
+    ck_assert_int_eq(ck_count_entries(dir), 0); /* no temporary either */
     /* good input */
     snprintf(cmd, sizeof cmd, "convert '%s/good.bvh' -o '%s' --fps 60 --scale 0.01",
              FB_TEST_DATA_DIR, out);
@@ -222,13 +207,7 @@ START_TEST(simulate_writes_its_outputs_or_explains) {
     ck_assert_int_eq(run("simulate", buf, sizeof buf), 2);
     ck_assert_int_eq(run("simulate --help", buf, sizeof buf), 0);
     ck_assert_ptr_nonnull(strstr(buf, "usage: featherbone simulate"));
-    DIR* d = opendir(dir);
-    int entries = 0;
-    for (struct dirent* e; (e = readdir(d));) {
-        entries += e->d_name[0] != '.';
-    }
-    closedir(d);
-    ck_assert_int_eq(entries, 0);
+    ck_assert_int_eq(ck_count_entries(dir), 0);
     /* a run, twice: every output, the same bytes */
     for (int k = 0; k < 2; k++) {
         snprintf(cmd, sizeof cmd, "simulate '%s' -o '%s/%c.bvh' --hit time=0.8,target=LeftElbow "

@@ -5,6 +5,7 @@
  *   the feedforward torques fed open-loop to ABA and the integrator reproduce the fit;
  *   the settle-time gains against an RK4 integration of the error dynamics;
  *   gains files: round trip, globs, and errors that name the field;
+ *   a new tracker's torques are zero, not uninitialised, before its first step;
  *   the glitch repair: a clean fast motion left bit-identical, injected spikes removed with the
  *   fit then matching the clean analytic curve;
  *   the reference and the ground: a toe pointing into the floor turned up by exactly the
@@ -847,6 +848,46 @@ static double settle_error(double kp, double kd, double ts, double* after_max) {
     return at_ts;
 }
 
+/* What a tracker reports before its first substep is defined: no torque has acted (zero), and
+ * after a step the torques are finite. Frame 0 of the simulation reports read them: they were
+ * uninitialised heap (valgrind; the asan build cannot see it). */
+START_TEST(a_new_tracker_reports_zero_torques) {
+    fb_model* m = synthetic_model();
+    const fb_fit_opts o = fb_default_fit_opts();
+    fb_ref* r = synthetic_ref(m, 120.0, 240.0, 0.5, &o);
+    fb_world_opts wo = fb_default_world_opts();
+    wo.dt = 1.0 / 240.0;
+    wo.ground = false;
+    fb_error err;
+    const fb_model* ms[1] = {m};
+    fb_world* w = fb_world_create(1, ms, &wo, NULL, &err);
+    ck_assert_msg(w != NULL, "%s", err.msg);
+    for (int c = 0; c < 2; c++) {
+        fb_gains g = fb_default_gains();
+        g.controller = c == 0 ? FB_CTRL_ACCEL : FB_CTRL_PD;
+        fb_tracker* tr = fb_tracker_create(w, 0, r, &g, NULL, &err);
+        ck_assert_msg(tr != NULL, "%s", err.msg);
+        fb_track_metrics mt;
+        fb_tracker_measure(tr, &mt, NULL);
+        const double* tau = fb_tracker_torques(tr);
+        for (int j = 0; j < m->nv; j++) {
+            ck_assert_msg(tau[j] == 0.0, "%s: dof %d: %g before any step",
+                          fb_controller_name(g.controller), j, tau[j]);
+        }
+        ck_assert_int_eq(mt.limits_bound, 0);
+        ck_assert_int_eq(fb_world_step(w, &err), FB_OK);
+        fb_tracker_measure(tr, &mt, NULL);
+        for (int j = 0; j < m->nv; j++) {
+            ck_assert(isfinite(fb_tracker_torques(tr)[j]));
+        }
+        fb_tracker_destroy(tr);
+    }
+    fb_world_destroy(w);
+    fb_ref_destroy(r);
+    fb_model_destroy(m);
+}
+END_TEST
+
 START_TEST(settle_time_gains_reach_ten_percent) {
     const double ts = 0.2;
     const double zetas[] = {0.5, 0.7071, 1.0, 1.5};
@@ -972,6 +1013,7 @@ static Suite* control_suite(void) {
     suite_add_tcase(s, tc);
     TCase* tg = tcase_create("gains");
     tcase_add_test(tg, settle_time_gains_reach_ten_percent);
+    tcase_add_test(tg, a_new_tracker_reports_zero_torques);
     tcase_add_test(tg, gains_file_round_trip_and_errors);
     suite_add_tcase(s, tg);
     TCase* tt = tcase_create("tracking");

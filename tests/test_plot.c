@@ -3,12 +3,10 @@
  * deterministic bytes, whole-or-nothing files, and well-formed XML checked by xmllint
  * (Debian libxml2-utils), an independent parser. */
 #define _POSIX_C_SOURCE 200809L /* mkdtemp, open_memstream */
-#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "html.h"
@@ -22,31 +20,6 @@ static void make_dir(char* dir, size_t cap) {
     ck_tmpdir(dir, cap, "plot");
 }
 
-/* Removes the (flat) directory and everything in it. */
-static void rm_dir(const char* dir) {
-    DIR* d = opendir(dir);
-    ck_assert_ptr_nonnull(d);
-    for (struct dirent* e; (e = readdir(d));) {
-        if (e->d_name[0] != '.') {
-            char p[512];
-            snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-            unlink(p);
-        }
-    }
-    closedir(d);
-    rmdir(dir);
-}
-
-static int count_entries(const char* dir) {
-    DIR* d = opendir(dir);
-    ck_assert_ptr_nonnull(d);
-    int n = 0;
-    for (struct dirent* e; (e = readdir(d));) {
-        n += e->d_name[0] != '.';
-    }
-    closedir(d);
-    return n;
-}
 
 /* The chart as a string (caller frees); fails the test if plot_svg_write fails. */
 static char* svg_of(const plot_chart* c) {
@@ -267,7 +240,7 @@ START_TEST(text_is_escaped) {
     ck_assert_ptr_null(strstr(s, "\x01"));
     ck_assert_ptr_nonnull(strstr(s, "\xE2\x80\xA6")); /* the long name is cut in the legend */
     free(s);
-    rm_dir(dir);
+    ck_remove_dir(dir);
 }
 END_TEST
 
@@ -410,7 +383,7 @@ START_TEST(degenerate_charts_do_not_break) {
     ck_assert_int_eq(plot_svg_write(devnull, &bad), -1);
     ck_assert_int_eq(plot_svg_write(devnull, NULL), -1);
     fclose(devnull);
-    rm_dir(dir);
+    ck_remove_dir(dir);
 }
 END_TEST
 
@@ -445,14 +418,14 @@ START_TEST(save_is_whole_or_nothing) {
     char* s = ck_slurp(path);
     ck_assert_int_eq(strncmp(s, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg ", 44), 0);
     free(s);
-    ck_assert_int_eq(count_entries(dir), 1); /* no temporary left */
+    ck_assert_int_eq(ck_count_entries(dir), 1); /* no temporary left */
     ck_assert_int_eq(plot_svg_save("/nonexistent/dir/c.svg", &c, &err), FB_EIO);
     ck_assert_ptr_nonnull(strstr(err.msg, "/nonexistent/dir/c.svg"));
     c.series[0].y = NULL;
     unlink(path);
     ck_assert_int_eq(plot_svg_save(path, &c, &err), FB_EINVAL);
-    ck_assert_int_eq(count_entries(dir), 0);
-    rm_dir(dir);
+    ck_assert_int_eq(ck_count_entries(dir), 0);
+    ck_remove_dir(dir);
 }
 END_TEST
 
@@ -518,8 +491,8 @@ START_TEST(html_page_is_well_formed_and_escaped) {
     /* a body that fails leaves no file and no temporary */
     unlink(path);
     ck_assert_int_eq(html_save(path, "x", failing_body, NULL, &err), FB_EIO);
-    ck_assert_int_eq(count_entries(dir), 0);
-    rm_dir(dir);
+    ck_assert_int_eq(ck_count_entries(dir), 0);
+    ck_remove_dir(dir);
 }
 END_TEST
 

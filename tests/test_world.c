@@ -8,7 +8,11 @@
  *   momentum; with e = 1, mu = 0 kinetic energy; with e = 0 the normal velocity ends at zero;
  *   self-collision: an arm falls onto a post of its own articulation and rests where geometry
  *   and the balance of moments say, and a free chain folding into itself keeps its momentum;
- *   with the pair off (the default) both pass through. */
+ *   with the pair off (the default) both pass through;
+ *   what a step reports it applied: the impulse on each body from each articulation adds up
+ *   to the pair's (and the ball's is its opposite), and the joint forces' generalised impulse
+ *   (tau and the caller's dof rows) is h times what RNEA, an independent algorithm, finds
+ *   from the step's change of velocity. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -490,6 +494,102 @@ START_TEST(stepping_through_a_hit_conserves_momentum) {
 }
 END_TEST
 
+/* A hook that drives the chain (articulation 0): a torque on every dof at FB_HOOK_FORCES, and
+ * a dof row asking the hinge (dof 6) for an acceleration at FB_HOOK_ROWS. */
+static fb_status drive_chain(void* user, fb_world* w, fb_hook_phase phase, double t, double h,
+                             fb_csys* cs, fb_error* err) {
+    (void)user;
+    (void)h;
+    fb_data* d = fb_world_data(w, 0);
+    if (phase == FB_HOOK_FORCES) {
+        for (int j = 0; j < fb_world_model(w, 0)->nv; j++) {
+            d->tau[j] = 0.3 * sin(1.7 * j + 5.0 * t);
+        }
+        return FB_OK;
+    }
+    fb_row row = fb_default_row();
+    row.type = FB_ROW_DOF;
+    row.art = 0;
+    row.dof = 6;
+    row.lo = -INFINITY;
+    row.hi = INFINITY;
+    row.target = 2.0;
+    row.id = 77;
+    return fb_csys_add_row(cs, &row, err);
+}
+
+START_TEST(a_step_reports_the_impulses_it_applied) {
+    fb_model *chain_m, *ball_m;
+    fb_world* w = chain_and_ball(0.5, 0.6, &chain_m, &ball_m);
+    fb_world_set_hook(w, drive_chain, NULL);
+    fb_data* dc = fb_world_data(w, 0);
+    fb_data* db = fb_world_data(w, 1);
+    ck_place(db, fb_v3_make(0.6, 0.5, 0.02), fb_quat_identity());
+    db->qd[4] = -10.0;
+    const int nv = chain_m->nv;
+    double q0[16], qd0[16], qdd[16], tau[16];
+    int touching = 0, free_steps = 0;
+    double worst_body = 0.0, worst_rnea = 0.0;
+    for (int k = 0; k < 60; k++) {
+        memcpy(q0, dc->q, (size_t)chain_m->nq * sizeof(double));
+        memcpy(qd0, dc->qd, (size_t)nv * sizeof(double));
+        const long halvings = fb_world_get_stats(w)->halvings;
+        ck_step(w);
+        const fb_v3 pair = fb_world_pair_impulse(w, 0, 1);
+        fb_v3 sum = fb_v3_zero();
+        for (int b = 0; b < chain_m->nbody; b++) {
+            sum = fb_v3_add(sum, fb_world_body_impulse(w, 0, b, 1));
+        }
+        fb_v3 ball = fb_v3_zero();
+        for (int b = 0; b < ball_m->nbody; b++) {
+            ball = fb_v3_add(ball, fb_world_body_impulse(w, 1, b, 0));
+        }
+        if (fb_v3_norm(pair) > 0.0) {
+            touching++;
+            worst_body = fmax(worst_body, fb_v3_norm(fb_v3_sub(sum, pair)) / fb_v3_norm(pair));
+            worst_body = fmax(worst_body, fb_v3_norm(fb_v3_add(ball, pair)) / fb_v3_norm(pair));
+        } else {
+            ck_assert(fb_v3_norm(sum) == 0.0 && fb_v3_norm(ball) == 0.0);
+        }
+        /* a step without contacts or halvings is one substep of dt: RNEA at its start with
+         * the acceleration it took gives the joint forces that acted */
+        if (fb_v3_norm(pair) == 0.0 && fb_world_get_stats(w)->contacts == 0 &&
+            fb_world_get_stats(w)->halvings == halvings) {
+            const double dt = fb_world_options(w)->dt;
+            fb_data* d = ck_data(chain_m);
+            memcpy(d->q, q0, (size_t)chain_m->nq * sizeof(double));
+            memcpy(d->qd, qd0, (size_t)nv * sizeof(double));
+            for (int j = 0; j < nv; j++) {
+                qdd[j] = (dc->qd[j] - qd0[j]) / dt;
+            }
+            fb_rnea(chain_m, d, qdd, tau);
+            const double* jimp = fb_world_joint_impulse(w, 0);
+            double scale = 0.0;
+            for (int j = 0; j < nv; j++) {
+                scale = fmax(scale, fabs(tau[j]));
+            }
+            for (int j = 0; j < nv; j++) {
+                worst_rnea = fmax(worst_rnea, fabs(jimp[j] / dt - tau[j]) / scale);
+            }
+            fb_data_destroy(d);
+            free_steps++;
+        }
+    }
+    printf("step impulses: %d steps touching, bodies' sum against the pair's %.2g; %d free "
+           "steps, joint impulse / dt against RNEA %.2g\n",
+           touching, worst_body, free_steps, worst_rnea);
+    ck_assert_int_ge(touching, 1);
+    ck_assert_int_ge(free_steps, 20);
+    ck_assert_double_lt(worst_body, 1e-12);
+    ck_assert_double_lt(worst_rnea, 1e-9);
+    ck_assert_ptr_null(fb_world_joint_impulse(w, 2));
+    ck_assert(fb_v3_norm(fb_world_body_impulse(w, 0, 99, 1)) == 0.0);
+    fb_world_destroy(w);
+    fb_model_destroy(chain_m);
+    fb_model_destroy(ball_m);
+}
+END_TEST
+
 /* A forces hook that clears every articulation's stage: the world then makes the positions
  * anew for phase 1 instead of reusing those its collision pass made. */
 static fb_status forget_positions(void* user, fb_world* w, fb_hook_phase phase, double t,
@@ -826,6 +926,7 @@ static Suite* world_suite(void) {
     tcase_add_test(tc, ball_joint_chain_stays_within_cone_and_twist);
     tcase_add_test(tc, impact_conserves_momentum_and_energy);
     tcase_add_test(tc, stepping_through_a_hit_conserves_momentum);
+    tcase_add_test(tc, a_step_reports_the_impulses_it_applied);
     tcase_add_test(tc, reused_positions_give_bit_identical_steps);
     tcase_add_test(tc, arm_swings_onto_a_post_of_its_own_articulation);
     tcase_add_test(tc, self_collision_table_checks_its_arguments);

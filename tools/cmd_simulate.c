@@ -13,13 +13,15 @@ static const char USAGE[] =
     "                            [--random-hits N --seed S] [--gains G.json]\n"
     "                            [--controller pd|accel] [--root kinematic|assisted|free]\n"
     "                            [--rate HZ] [--frames A:B] [--report R.html|R.json]...\n"
-    "                            [--format gltf] [--self-collision] [--quiet]\n"
+    "                            [--format gltf] [--self-collision] [--keep-placement]\n"
+    "                            [--quiet]\n"
     "\n"
     "Builds the clip's character, fits the clip and its feedforward torques, and simulates the\n"
     "character tracking the clip with its own joint torques while balls hit it (ground contact,\n"
     "balls as real bodies). Writes the simulated clip as BVH with the input's skeleton, names,\n"
-    "channel orders and frame rate, the balls' trajectories to OUT.balls.json, and optionally a\n"
-    "report. A blow-up is reported with its time and joint, and nothing is written.\n"
+    "channel orders and frame rate, one frame per input frame (or per frame of --frames), in\n"
+    "the input's frame of reference, the balls' trajectories to OUT.balls.json, and optionally\n"
+    "a report. A blow-up is reported with its time and joint, and nothing is written.\n"
     "\n"
     "  -o, --output OUT.bvh  the simulated clip (whole or not at all)\n"
     "  --hit SPEC            a ball, e.g. time=1.2,target=LeftElbow,speed=10,mass=0.45,radius=0.11\n"
@@ -32,7 +34,10 @@ static const char USAGE[] =
     "                        m, default 1)\n"
     "  --hits FILE.json      many: {\"hits\": [{\"time\": 1.2, \"target\": \"LeftElbow\", ...}]}\n"
     "  --random-hits N       N more hits drawn from --seed S (targets, directions, times,\n"
-    "                        speeds, masses; the same seed gives the same hits everywhere)\n"
+    "                        speeds, masses; the same seed gives the same hits everywhere),\n"
+    "                        at least 0.1 s apart, from 0.25 s to 1 s before the end (to 0.1 s\n"
+    "                        before it when the clip is too short for that); a clip too short\n"
+    "                        for N hits is an error (exit 2) that says how many fit\n"
     "  --seed S              seed of --random-hits (default 1)\n"
     "  --gains G.json        gains file (default: what `featherbone gains init` writes)\n"
     "  --controller, --root  override the gains file's controller and root mode\n"
@@ -42,6 +47,9 @@ static const char USAGE[] =
     "                        same numbers (may be given twice)\n"
     "  --format gltf         also write OUT.gltf: the character and balls, animated (Assimp)\n"
     "  --self-collision      the character's non-adjacent body parts collide with each other\n"
+    "  --keep-placement      write the clip and the balls as simulated: on the ground the clip\n"
+    "                        was placed on (the note \"placed ... cm higher\"), not moved back\n"
+    "                        into the input's frame\n"
     "  --quiet               no progress line\n"
     "\n"
     "Hit times count from the first simulated frame. At most 15 balls.\n"
@@ -70,12 +78,16 @@ static int take(sim_job* j, int argc, char** argv, int* i) {
     const char* opt = argv[*i];
     const char* val = (*i + 1 < argc) ? argv[*i + 1] : NULL;
     fb_error err;
-    if (strcmp(opt, "--quiet") == 0 || strcmp(opt, "--self-collision") == 0) {
-        if (opt[2] == 'q') {
-            j->progress = false;
-        } else {
-            j->self_collision = true;
-        }
+    if (strcmp(opt, "--quiet") == 0) {
+        j->progress = false;
+        return 1;
+    }
+    if (strcmp(opt, "--self-collision") == 0) {
+        j->self_collision = true;
+        return 1;
+    }
+    if (strcmp(opt, "--keep-placement") == 0) {
+        j->keep_placement = true;
         return 1;
     }
     const char* with_value[] = {"--hit", "--hits", "--random-hits", "--seed", "--gains",

@@ -37,6 +37,7 @@ typedef enum key_id {
     K_REPORT,
     K_FORMAT,
     K_SELF_COLLISION,
+    K_KEEP_PLACEMENT,
     K_RULES,
     K_LOSSLESS,
     K_MASS,
@@ -51,10 +52,11 @@ typedef enum key_id {
 } key_id;
 
 static const char* const KEYS[NKEY] = {
-    "clip",       "out",      "gains", "hits",       "hits_file", "random_hits", "seed",
-    "controller", "root",     "rate",  "frames",     "report",    "format",      "self_collision",
-    "rules",      "lossless", "mass",  "mass_model", "scale",     "height",      "up",
-    "pos_mode",   "no_assimp", "free_positions"};
+    "clip",           "out",            "gains",          "hits",           "hits_file",
+    "random_hits",    "seed",           "controller",     "root",           "rate",
+    "frames",         "report",         "format",         "self_collision", "keep_placement",
+    "rules",          "lossless",       "mass",           "mass_model",     "scale",
+    "height",         "up",             "pos_mode",       "no_assimp",      "free_positions"};
 
 /* What a bad line says: "\"key\": message" into msg. Returns false, for `return fail(...)`. */
 static bool fail(char* msg, size_t cap, const char* key, const char* fmt, ...)
@@ -358,6 +360,8 @@ static bool scalar_value(key_id k, const cJSON* e, sim_job* job, char* msg, size
         return frames_value(e, job, msg, cap);
     case K_SELF_COLLISION:
         return bool_value(e, key, &job->self_collision, msg, cap);
+    case K_KEEP_PLACEMENT:
+        return bool_value(e, key, &job->keep_placement, msg, cap);
     case K_LOSSLESS:
         return bool_value(e, key, &job->clip.lossless, msg, cap);
     case K_FREE_POSITIONS:

@@ -87,10 +87,32 @@ static double norm3(fb_v3 v) {
     return sqrt(v.x * v.x + v.y * v.y + v.z * v.z);
 }
 
+static fb_v3 neg3(fb_v3 v) {
+    return (fb_v3){-v.x, -v.y, -v.z};
+}
+
 static double wall_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The window random hits are drawn from (s from the first simulated frame): from
+ * RANDOM_T_FIRST (every ball has left by then) to RANDOM_RECOVERY before the end, to see the
+ * recovery; on a clip too short for that to hold n hits FB_HITS_MIN_GAP apart, to RANDOM_TAIL
+ * before the end. False when even that cannot hold them (t_lo, t_hi: that window). */
+#define RANDOM_T_FIRST 0.25
+#define RANDOM_RECOVERY 1.0
+#define RANDOM_TAIL 0.1
+
+static bool random_window(double dur, int n, double* t_lo, double* t_hi) {
+    *t_lo = RANDOM_T_FIRST;
+    *t_hi = dur - RANDOM_RECOVERY;
+    if (fb_hits_random_max(*t_lo, *t_hi) >= n) {
+        return true;
+    }
+    *t_hi = dur - RANDOM_TAIL;
+    return fb_hits_random_max(*t_lo, *t_hi) >= n;
 }
 
 /* The gains: the file, or those of `gains init` for this clip at the job's rate; then the
@@ -127,14 +149,13 @@ static int job_gains(const sim_job* j, const fb_clip* clip, const fb_character* 
 
 /* Writes every output; stops at the first failure (the files written before it stay: each is
  * whole). */
-static int write_outputs(const sim_job* j, const fb_sim* s, const fb_clip* clip,
-                         const fb_character* ch, const fb_gains* g, FILE* log,
-                         const char* tag) {
+static int write_outputs(const sim_job* j, const fb_sim* s, const fb_character* ch,
+                         const fb_gains* g, FILE* log, const char* tag) {
     fb_error err;
     char paths[SIM_JOB_MAX_OUTPUTS][1024];
     const int np = sim_job_outputs(j, paths);
-    fb_motion* mo = fb_sim_motion(s, &err);
-    fb_status st = mo ? fb_motion_write_bvh(clip, ch, mo, 1.0, paths[0], &err) : err.code;
+    fb_motion* mo = j->gltf ? fb_sim_motion(s, &err) : NULL;
+    fb_status st = j->gltf && !mo ? err.code : fb_sim_write_bvh(s, paths[0], &err);
     if (st == FB_OK) {
         st = sim_balls_json(s, paths[1], &err);
     }
@@ -152,8 +173,24 @@ static int write_outputs(const sim_job* j, const fb_sim* s, const fb_clip* clip,
         for (int k = 0; k < nb; k++) {
             radius[k] = fb_sim_hits(s)[k].hit.radius;
         }
-        st = gltf_write(paths[np - 1], ch->model, mo, nb, radius, fb_sim_frame_balls(s, 0),
-                        &err);
+        /* the balls where the clip is: moved like it (the job's balls are all in use) */
+        const fb_v3 off = fb_sim_export_offset(s);
+        double* balls = malloc((size_t)nf * (size_t)nb * 3 * sizeof(double) + 1);
+        for (int f = 0; balls && f < nf; f++) {
+            for (int k = 0; k < nb; k++) {
+                const double* p = fb_sim_frame_balls(s, f) + 3 * k;
+                double* q = balls + ((size_t)f * (size_t)nb + (size_t)k) * 3;
+                q[0] = p[0] + off.x;
+                q[1] = p[1] + off.y;
+                q[2] = p[2] + off.z;
+            }
+        }
+        st = balls ? gltf_write(paths[np - 1], ch->model, mo, nb, radius, balls, &err)
+                   : FB_ENOMEM;
+        if (!balls) {
+            snprintf(err.msg, sizeof err.msg, "%s: out of memory", paths[np - 1]);
+        }
+        free(balls);
     }
     fb_motion_destroy(mo);
     if (st != FB_OK) {
@@ -222,6 +259,17 @@ static void print_summary(const fb_sim* s, const fb_model* m, double wall, FILE*
                 "back within %.0f cm after %s (whole body after %s)\n",
                 tag, k + 1, r->hit.target, r->hit.time, norm3(r->impulse),
                 m->name[r->body], 100.0 * r->peak_err, 100.0 * 0.02, rec, rec_all);
+        char where[512];
+        sim_hit_where(s, m, k, 8, where, sizeof where);
+        const double root = sim_hit_share(neg3(r->root_impulse), r->impulse);
+        const double ground = sim_hit_share(neg3(r->ground_impulse), r->impulse);
+        if (isfinite(root) && isfinite(ground)) {
+            fprintf(log, "%s: hit %d: the ball touched %s; of its impulse the root absorbed "
+                    "%.0f%% and the ground %.0f%% in the %.2f s after\n",
+                    tag, k + 1, where, 100.0 * root, 100.0 * ground, r->absorb_window);
+        } else {
+            fprintf(log, "%s: hit %d: the ball touched %s\n", tag, k + 1, where);
+        }
     }
 }
 
@@ -257,9 +305,17 @@ int sim_job_run(const sim_job* j, FILE* log, const char* tag) {
             rc = EXIT_USAGE;
             goto done;
         }
-        /* hits over the clip, leaving a second at the end to see the recovery */
-        if (fb_hits_random(ch, job.random_hits, job.seed, 0.3, fmax(0.3, dur - 1.0),
-                           hits + nhit, &err) != FB_OK) {
+        double t_lo, t_hi;
+        if (!random_window(dur, job.random_hits, &t_lo, &t_hi)) {
+            fprintf(log, "%s: --random-hits %d: the %.3f s simulated hold at most %d hits %g s "
+                    "apart (from %g s to %g s before the end); ask for fewer or simulate more "
+                    "frames\n", tag, job.random_hits, dur, fb_hits_random_max(t_lo, t_hi),
+                    FB_HITS_MIN_GAP, t_lo, RANDOM_TAIL);
+            rc = EXIT_USAGE;
+            goto done;
+        }
+        if (fb_hits_random(ch, job.random_hits, job.seed, t_lo, t_hi, hits + nhit, &err) !=
+            FB_OK) {
             fprintf(log, "%s: %s\n", tag, err.msg);
             rc = exit_code_for(err.code);
             goto done;
@@ -270,6 +326,7 @@ int sim_job_run(const sim_job* j, FILE* log, const char* tag) {
     so.first = job.first;
     so.last = job.last;
     so.self_collision = job.self_collision;
+    so.export_placed = job.keep_placement;
     s = fb_sim_create(clip, ch, g, hits, nhit, &so, &err);
     if (!s) {
         fprintf(log, "%s: %s\n", tag, err.msg);
@@ -277,6 +334,13 @@ int sim_job_run(const sim_job* j, FILE* log, const char* tag) {
         goto done;
     }
     print_ref_notes(fb_sim_ref(s), ch->model, log, tag);
+    if (norm3(fb_sim_placement(s)) >= 1e-6) {
+        fprintf(log, "%s: note: %s\n", tag,
+                job.keep_placement
+                    ? "the exported clip and balls keep that placement (--keep-placement)"
+                    : "the exported clip and balls are in the input's frame: that placement is "
+                      "undone in them (--keep-placement keeps it)");
+    }
     progress_ctx pc = {log, tag, fb_sim_duration(s), -100};
     const double t0 = wall_s();
     const fb_status st = fb_sim_run(s, job.progress ? on_progress : NULL, &pc, &err);
@@ -290,7 +354,7 @@ int sim_job_run(const sim_job* j, FILE* log, const char* tag) {
         goto done;
     }
     print_summary(s, ch->model, wall, log, tag);
-    rc = write_outputs(&job, s, clip, ch, g, log, tag);
+    rc = write_outputs(&job, s, ch, g, log, tag);
 done:
     fb_sim_destroy(s);
     free(hits);

@@ -29,6 +29,8 @@ typedef struct sim_job {
     int random_hits;        /* --random-hits N */
     uint64_t seed;          /* --seed S */
     bool self_collision;    /* --self-collision */
+    bool keep_placement;    /* --keep-placement: exports as simulated, on the ground the clip
+                               was placed on (default: in the input's frame) */
     bool progress;          /* print progress to the log (a terminal) */
 } sim_job;
 

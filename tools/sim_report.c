@@ -73,8 +73,54 @@ static double norm3(fb_v3 v) {
     return sqrt(v.x * v.x + v.y * v.y + v.z * v.z);
 }
 
+static fb_v3 neg3(fb_v3 v) {
+    return (fb_v3){-v.x, -v.y, -v.z};
+}
+
+static fb_v3 scaled3(fb_v3 v, double k) {
+    return (fb_v3){k * v.x, k * v.y, k * v.z};
+}
+
 double sim_hit_impulse_norm(const fb_hit_result* r) {
     return norm3(r->impulse);
+}
+
+double sim_hit_share(fb_v3 part, fb_v3 impulse) {
+    const double jj = impulse.x * impulse.x + impulse.y * impulse.y + impulse.z * impulse.z;
+    const double d = part.x * impulse.x + part.y * impulse.y + part.z * impulse.z;
+    return jj > 0.0 ? d / jj : NAN;
+}
+
+int sim_hit_bodies_sorted(const fb_sim* s, int k, fb_hit_body* out) {
+    int n = 0;
+    const fb_hit_body* b = fb_sim_hit_bodies(s, k, &n);
+    for (int i = 0; i < n; i++) { /* insertion by |impulse|, ties keep the order of touch */
+        const double mi = norm3(b[i].impulse);
+        int j = i;
+        for (; j > 0 && norm3(out[j - 1].impulse) < mi; j--) {
+            out[j] = out[j - 1];
+        }
+        out[j] = b[i];
+    }
+    return n;
+}
+
+void sim_hit_where(const fb_sim* s, const fb_model* m, int k, int most, char* buf, size_t cap) {
+    fb_hit_body* b = malloc(((size_t)m->nbody + 1) * sizeof *b);
+    const int n = b ? sim_hit_bodies_sorted(s, k, b) : 0;
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < n && i < most && len < cap; i++) {
+        len += (size_t)snprintf(buf + len, cap - len, "%s%.24s %.2f", i ? ", " : "",
+                                m->name[b[i].body], norm3(b[i].impulse));
+    }
+    if (len < cap) {
+        len += (size_t)snprintf(buf + len, cap - len, "%s", n > 0 ? " N s" : "nothing");
+    }
+    if (n > most && len < cap) {
+        snprintf(buf + len, cap - len, " +%d", n - most);
+    }
+    free(b);
 }
 
 double sim_hit_momentum_mismatch(const fb_hit_result* r) {
@@ -97,6 +143,7 @@ static cJSON* number(double v) {
 }
 
 fb_status sim_balls_json(const fb_sim* s, const char* path, fb_error* err) {
+    const fb_v3 off = fb_sim_export_offset(s);
     int n = 0;
     const fb_sim_frame* fr = fb_sim_frames(s, &n);
     const fb_hit_result* hr = fb_sim_hits(s);
@@ -116,14 +163,17 @@ fb_status sim_balls_json(const fb_sim* s, const char* path, fb_error* err) {
         cJSON_AddNumberToObject(b, "mass", r->hit.mass);
         cJSON_AddNumberToObject(b, "radius", r->hit.radius);
         cJSON_AddNumberToObject(b, "launch_time", r->launch_time);
-        cJSON_AddItemToObject(b, "launch_position", vec3(r->launch_pos));
+        const fb_v3 p0 = {r->launch_pos.x + off.x, r->launch_pos.y + off.y,
+                          r->launch_pos.z + off.z};
+        cJSON_AddItemToObject(b, "launch_position", vec3(p0));
         cJSON_AddItemToObject(b, "launch_velocity", vec3(r->launch_vel));
         cJSON* pos = cJSON_AddArrayToObject(b, "positions");
         for (int f = 0; f < n; f++) {
             const double* p = fb_sim_frame_balls(s, f) + 3 * k;
+            const double q[3] = {p[0] + off.x, p[1] + off.y, p[2] + off.z};
             cJSON_AddItemToArray(pos, fr[f].time + 1e-9 < r->launch_time
                                           ? cJSON_CreateNull()
-                                          : cJSON_CreateDoubleArray(p, 3));
+                                          : cJSON_CreateDoubleArray(q, 3));
         }
         cJSON_AddItemToArray(balls, b);
     }
@@ -186,7 +236,17 @@ static double f_assist_torque(const fb_sim_frame* f, int k) {
     return f->metrics.assist_torque;
 }
 
-static cJSON* hit_json(const fb_hit_result* r, const fb_model* m) {
+/* A vector of which every component may be NaN (null). */
+static cJSON* vec3_or_null(fb_v3 v) {
+    cJSON* a = cJSON_CreateArray();
+    cJSON_AddItemToArray(a, number(v.x));
+    cJSON_AddItemToArray(a, number(v.y));
+    cJSON_AddItemToArray(a, number(v.z));
+    return a;
+}
+
+static cJSON* hit_json(const fb_sim* s, int k, const fb_model* m) {
+    const fb_hit_result* r = &fb_sim_hits(s)[k];
     cJSON* o = cJSON_CreateObject();
     char spec[512];
     fb_hit_format(&r->hit, spec, sizeof spec);
@@ -199,6 +259,24 @@ static cJSON* hit_json(const fb_hit_result* r, const fb_model* m) {
     cJSON_AddItemToObject(o, "contact_time", number(r->touched ? r->contact_time : NAN));
     cJSON_AddItemToObject(o, "impulse_Ns", vec3(r->impulse));
     cJSON_AddItemToObject(o, "ball_momentum_change_Ns", vec3(r->ball_dp));
+    cJSON* bodies = cJSON_AddArrayToObject(o, "bodies");
+    fb_hit_body* b = malloc(((size_t)m->nbody + 1) * sizeof *b);
+    const int nb = b ? sim_hit_bodies_sorted(s, k, b) : 0;
+    for (int i = 0; i < nb; i++) {
+        cJSON* e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "body", m->name[b[i].body]);
+        cJSON_AddItemToObject(e, "impulse_Ns", vec3(b[i].impulse));
+        cJSON_AddNumberToObject(e, "first_touch", b[i].time);
+        cJSON_AddItemToArray(bodies, e);
+    }
+    free(b);
+    cJSON_AddItemToObject(o, "root_impulse_Ns", vec3_or_null(r->root_impulse));
+    cJSON_AddItemToObject(o, "ground_impulse_Ns", vec3_or_null(r->ground_impulse));
+    cJSON_AddItemToObject(o, "root_share",
+                          number(sim_hit_share(neg3(r->root_impulse), r->impulse)));
+    cJSON_AddItemToObject(o, "ground_share",
+                          number(sim_hit_share(neg3(r->ground_impulse), r->impulse)));
+    cJSON_AddNumberToObject(o, "absorb_window_s", r->absorb_window);
     cJSON_AddItemToObject(o, "peak_error_cm", number(100.0 * r->peak_err));
     cJSON_AddItemToObject(o, "peak_time", number(r->peak_time));
     cJSON_AddItemToObject(o, "recover_time", number(r->recover_time));
@@ -223,6 +301,10 @@ fb_status sim_report_json(const fb_sim* s, const sim_report_info* info, const ch
     cJSON_AddNumberToObject(root, "rate_hz", info->gains->rate);
     cJSON_AddNumberToObject(root, "frames", n);
     cJSON_AddNumberToObject(root, "duration_s", sm.duration);
+    cJSON* pl = cJSON_AddObjectToObject(root, "placement");
+    cJSON_AddItemToObject(pl, "shift_cm", vec3(scaled3(fb_sim_placement(s), 100.0)));
+    cJSON_AddItemToObject(pl, "export_offset_cm",
+                          vec3(scaled3(fb_sim_export_offset(s), 100.0)));
 
     cJSON* sum = cJSON_AddObjectToObject(root, "summary");
     cJSON_AddNumberToObject(sum, "mpjpe_mean_cm", 100.0 * sm.mpjpe_mean);
@@ -243,7 +325,7 @@ fb_status sim_report_json(const fb_sim* s, const sim_report_info* info, const ch
 
     cJSON* hits = cJSON_AddArrayToObject(root, "hits");
     for (int k = 0; k < fb_sim_nball(s); k++) {
-        cJSON_AddItemToArray(hits, hit_json(&fb_sim_hits(s)[k], m));
+        cJSON_AddItemToArray(hits, hit_json(s, k, m));
     }
 
     cJSON* se = cJSON_AddObjectToObject(root, "series");

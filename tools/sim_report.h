@@ -38,8 +38,23 @@ double sim_hit_impulse_norm(const fb_hit_result* r);
  * of momentum is minus the impulse it gave the character); 0 for a ball that missed. */
 double sim_hit_momentum_mismatch(const fb_hit_result* r);
 
+/* Fraction of a ball's impulse J a part took: its impulse along J over |J| (a body's share:
+ * part = the impulse it received; the root's or the ground's: part = what they absorbed, so
+ * -root_impulse). NaN when J is zero or the part unknown. */
+double sim_hit_share(fb_v3 part, fb_v3 impulse);
+
+/* The bodies ball k touched (fb_sim_hit_bodies), largest impulse first, into out (room for
+ * the model's nbody); returns their count. */
+int sim_hit_bodies_sorted(const fb_sim* s, int k, fb_hit_body* out);
+
+/* The bodies ball k touched, in one line: "LeftElbow 2.89, LThumb 1.49, LeftShoulder 1.20 N s"
+ * (largest impulse first, at most `most` of them, then "+N" for the others; "nothing" when it
+ * missed). */
+void sim_hit_where(const fb_sim* s, const fb_model* m, int k, int most, char* buf, size_t cap);
+
 /* OUT.balls.json: per ball its hit, mass, radius, launch and one position per recorded frame
- * (null before the launch). Whole or not at all. */
+ * (null before the launch), moved by fb_sim_export_offset like the exported clip. Whole or not
+ * at all. */
 fb_status sim_balls_json(const fb_sim* s, const char* path, fb_error* err);
 
 /* The report as JSON (format "featherbone-report", version 1): the run, the summary, each

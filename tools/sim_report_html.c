@@ -115,6 +115,18 @@ static void run_section(html_doc* h, const page* p) {
                     p->info->gains_path ? p->info->gains_path : "gains init defaults",
                     fb_controller_name(g->controller), fb_root_mode_name(g->root.mode), g->rate,
                     frame_dt > 0.0 ? 1.0 / frame_dt : 0.0, p->n, p->sm.duration);
+    const fb_v3 pl = fb_sim_placement(p->s), off = fb_sim_export_offset(p->s);
+    const double pl_cm = 100.0 * sqrt(pl.x * pl.x + pl.y * pl.y + pl.z * pl.z);
+    if (pl_cm > 0.0) {
+        html_paragraphf(h,
+                        "Placement: the clip was moved %.2f cm %s to put the lowest point of "
+                        "the character's shapes on the ground (docs/CONTROL.md); the exported "
+                        "clip and balls %s.",
+                        pl_cm, pl.y >= 0.0 ? "up" : "down",
+                        off.x != 0.0 || off.y != 0.0 || off.z != 0.0
+                            ? "are moved back into the input's frame"
+                            : "keep that placement (--keep-placement)");
+    }
     if (p->nhit == 0) {
         html_paragraph(h, "No hits.");
         return;
@@ -212,6 +224,51 @@ static void hits_table(html_doc* h, const page* p) {
         recovery_text(r->mpjpe_recover_time, text, sizeof text);
         html_cell_text(h, text);
     }
+    html_table_end(h);
+}
+
+/* Where each ball's impulse went: every body it touched, then what the root's support and
+ * the ground absorbed over the window after the touch (against the run without balls). */
+static void where_table(html_doc* h, const page* p) {
+    const char* head[5] = {"hit", "body, or what absorbed it", "first touch (s)",
+                           "impulse (N s)", "share of the ball's impulse"};
+    html_table_begin(h, "Where each ball's impulse went", 5, head);
+    fb_hit_body* b = malloc(((size_t)p->m->nbody + 1) * sizeof *b);
+    for (int k = 0; b && k < p->nhit; k++) {
+        const fb_hit_result* r = &fb_sim_hits(p->s)[k];
+        if (!r->touched) {
+            continue;
+        }
+        char label[32], text[96];
+        snprintf(label, sizeof label, "hit\xC2\xA0%d", k + 1);
+        const int n = sim_hit_bodies_sorted(p->s, k, b);
+        for (int i = 0; i < n; i++) {
+            const fb_v3 j = b[i].impulse;
+            html_cell_text(h, label);
+            html_cell_text(h, p->m->name[b[i].body]);
+            html_cell_num(h, b[i].time, 3);
+            html_cell_num(h, sqrt(j.x * j.x + j.y * j.y + j.z * j.z), 3);
+            snprintf(text, sizeof text, "%.0f%%", 100.0 * sim_hit_share(j, r->impulse));
+            html_cell_text(h, text);
+        }
+        const fb_v3 part[2] = {r->root_impulse, r->ground_impulse};
+        const char* who[2] = {"absorbed by the root", "absorbed by the ground"};
+        for (int i = 0; i < 2; i++) {
+            const fb_v3 a = {-part[i].x, -part[i].y, -part[i].z};
+            const double share = sim_hit_share(a, r->impulse);
+            if (!isfinite(share)) {
+                continue;
+            }
+            snprintf(text, sizeof text, "%s (%.2f s after the touch)", who[i], r->absorb_window);
+            html_cell_text(h, label);
+            html_cell_text(h, text);
+            html_cell_text(h, "");
+            html_cell_num(h, sqrt(a.x * a.x + a.y * a.y + a.z * a.z), 3);
+            snprintf(text, sizeof text, "%.0f%%", 100.0 * share);
+            html_cell_text(h, text);
+        }
+    }
+    free(b);
     html_table_end(h);
 }
 
@@ -325,6 +382,14 @@ static int report_body(html_doc* h, void* ctx) {
                           "distance of the aim point on the struck body from where the clip "
                           "puts it. Recovery times count from the hit; the whole body's from "
                           "the struck body's return on.");
+        where_table(h, p);
+        html_paragraph(h, "A body's impulse is what the ball gave it (impacts and contact "
+                          "forces); they add up to the ball's impulse. Its share is its part "
+                          "along the ball's impulse. What the root (a kinematic root's "
+                          "constraint, an assisted root's help) and the ground absorbed is "
+                          "their impulse on the character beyond what they gave the same "
+                          "character tracking the clip without balls, from the ball's touch "
+                          "on, over 1 s or up to the next hit's touch.");
     }
     html_heading(h, 2, "Tracking error");
     error_charts(h, p);

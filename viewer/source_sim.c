@@ -133,7 +133,8 @@ static bool step_to(sim_source* s, double t) {
 }
 
 /* The last hit, as the HUD says it: on its way, missed, or how far it moved its body and
- * whether the body is back (from the recorded frames, as fb_sim's results will say). */
+ * whether the body is back (from the recorded frames, as fb_sim's results will say), the
+ * bodies the ball touched with their impulses and how much of it the root has absorbed. */
 static void hit_line(const sim_source* s, char* out, size_t cap) {
     const int nb = fb_sim_nball(s->sim);
     if (nb == 0) {
@@ -175,8 +176,23 @@ static void hit_line(const sim_source* s, char* out, size_t cap) {
             snprintf(tail, sizeof tail, ", back within 2 cm in %.2f s", back);
         }
     }
-    snprintf(out, cap, "hit %d: %.24s at %.2f s, %.1f cm off the clip%s", k + 1, r->hit.target,
-             r->contact_time, 100.0 * peak, tail);
+    char where[96];
+    sim_hit_where(s->sim, s->ch->model, k, 2, where, sizeof where);
+    const fb_v3 root = {-r->root_impulse.x, -r->root_impulse.y, -r->root_impulse.z};
+    const double share = sim_hit_share(root, r->impulse);
+    char took[32] = "";
+    if (isfinite(share)) {
+        snprintf(took, sizeof took, "; root took %.0f%%", 100.0 * share);
+    }
+    const int len = snprintf(out, cap, "hit %d: %.24s at %.2f s, %.1f cm off%s", k + 1,
+                             r->hit.target, r->contact_time, 100.0 * peak, tail);
+    char more[sizeof where + sizeof took + 2];
+    snprintf(more, sizeof more, "; %s%s", where, took);
+    if (len > 0 && (size_t)len + 1 < cap) { /* what does not fit the HUD's line is cut */
+        const size_t room = cap - (size_t)len - 1, n = strlen(more);
+        memcpy(out + len, more, n < room ? n : room);
+        out[(size_t)len + (n < room ? n : room)] = '\0';
+    }
 }
 
 static void update_view(sim_source* s) {
@@ -571,19 +587,19 @@ static bool sim_export(void* impl, const char* prefix, char* msg, size_t cap) {
     so.ref = s->ref;
     fb_sim* take = fb_sim_create(s->clip, s->ch, &s->g, s->hit, s->nhit, &so, &err);
     fb_status st = take ? fb_sim_run(take, NULL, NULL, &err) : err.code;
-    fb_motion* mo = st == FB_OK ? fb_sim_motion(take, &err) : NULL;
     char path[3][1100];
     snprintf(path[0], sizeof path[0], "%s.bvh", prefix);
     snprintf(path[1], sizeof path[1], "%s.balls.json", prefix);
     snprintf(path[2], sizeof path[2], "%s.hits.json", prefix);
-    st = mo ? fb_motion_write_bvh(s->clip, s->ch, mo, 1.0, path[0], &err) : err.code;
+    if (st == FB_OK) { /* as `featherbone simulate` writes it */
+        st = fb_sim_write_bvh(take, path[0], &err);
+    }
     if (st == FB_OK) {
         st = sim_balls_json(take, path[1], &err);
     }
     if (st == FB_OK) {
         st = fb_hits_save(path[2], s->hit, s->nhit, &err);
     }
-    fb_motion_destroy(mo);
     fb_sim_destroy(take);
     if (st != FB_OK) {
         snprintf(msg, cap, "export failed: %s", err.msg);

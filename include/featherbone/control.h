@@ -48,7 +48,8 @@ typedef struct fb_fit_opts {
 FB_API fb_fit_opts fb_default_fit_opts(void);
 
 typedef struct fb_ref {
-    int nframe;  /* frames at the simulation rate; frame i is at time i dt */
+    int nframe;  /* frames at the simulation rate; frame i is at time i dt; the last at or just
+                    past the last sample, so that the samples' whole span is covered */
     int nq, nv;
     double dt;   /* s, 1 / rate */
     double* q;   /* (nframe x nq) fitted positions */
@@ -74,6 +75,9 @@ typedef struct fb_ref {
     int nrepaired;
     int nwarn;                                     /* lines issued (may exceed the stored) */
     char warn[FB_CLIP_MAX_WARN][FB_CLIP_WARN_LEN]; /* the first FB_CLIP_MAX_WARN */
+    /* m, world axes: how far the placement on the ground moved the clip (the floating root of
+     * every frame); zero when it was not placed. Exports undo it (fb_sim_motion). */
+    fb_v3 place_shift;
     fb_allocator alloc;
 } fb_ref;
 

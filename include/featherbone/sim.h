@@ -77,12 +77,25 @@ FB_API fb_status fb_hit_check(const fb_hit* hit, fb_error* err);
 /* Writes a hit back as a spec fb_hit_parse reads (every field). */
 FB_API void fb_hit_format(const fb_hit* hit, char* buf, size_t cap);
 
+/* s: random hits are at least this far apart in time */
+#define FB_HITS_MIN_GAP 0.1
+/* s: the earliest time a random hit may take: a ball at the lowest random speed (6 m/s) needs
+ * 1/6 s to fly its 1 m, and leaves 0.05 s after the start */
+#define FB_HITS_T_MIN (1.0 / 6.0 + 0.05)
+
 /* Draws n hits reproducibly from `seed`: targets among the character's bodies that carry
- * shapes (not the root), directions among the named ones, times uniform over
- * [t_min, t_max], speed 6-14 m/s, mass 0.3-1 kg, radius 0.08-0.12 m. The generator is
- * featherbone's own (splitmix64), so the draw is the same on every platform. */
+ * shapes (not the root), directions among the named ones, speed 6-14 m/s, mass 0.3-1 kg,
+ * radius 0.08-0.12 m, and times over [t_min, t_max] (t_min >= FB_HITS_T_MIN) at least
+ * FB_HITS_MIN_GAP apart, uniformly among such arrangements; the hits come in the order of
+ * their times. FB_EINVAL when the window cannot hold n hits so spaced (the message gives how
+ * many it holds, fb_hits_random_max). The generator is featherbone's own (splitmix64), so the
+ * draw is the same on every platform. */
 FB_API fb_status fb_hits_random(const fb_character* ch, int n, uint64_t seed, double t_min,
                                 double t_max, fb_hit* out, fb_error* err);
+
+/* How many random hits [t_min, t_max] holds FB_HITS_MIN_GAP apart (at most FB_SIM_MAX_BALLS;
+ * 0 for an empty window). */
+FB_API int fb_hits_random_max(double t_min, double t_max);
 
 /* Reads hits from JSON: {"hits": [{"time": 1.2, "target": "LeftElbow", ...}, ...]} with the
  * fields of fb_hit ("from": a name or [x, y, z]; "offset": [x, y, z]). Fills at most cap hits
@@ -121,6 +134,13 @@ typedef struct fb_sim_opts {
     const fb_ref* ref;      /* borrowed: the clip's reference at the gains' rate over
                                first..last (fb_ref_from_clip with `fit`), to share one fit
                                among simulations; NULL = fit one (default) */
+    bool export_placed;     /* fb_sim_motion and fb_sim_export_offset as simulated, on the
+                               ground the reference was placed on; false (default): in the
+                               input clip's frame, the placement undone */
+    bool baseline;          /* step, beside the world, the character alone (no balls) with the
+                               same tracker, for each hit's root_impulse and ground_impulse
+                               (default true when there are balls; it doubles the cost of a
+                               step) */
 } fb_sim_opts;
 FB_API fb_sim_opts fb_default_sim_opts(void);
 
@@ -135,6 +155,13 @@ typedef struct fb_sim_frame {
     double ball_force;          /* N: the same summed over the balls' contacts with it */
 } fb_sim_frame;
 
+/* A body a ball touched. */
+typedef struct fb_hit_body {
+    int body;      /* a body of the character */
+    double time;   /* s: the ball's first touch of it (the start of that step) */
+    fb_v3 impulse; /* N s, world axes: the impulse the ball gave it (impacts and contact forces) */
+} fb_hit_body;
+
 /* What became of one hit. */
 typedef struct fb_hit_result {
     fb_hit hit;
@@ -146,6 +173,16 @@ typedef struct fb_hit_result {
     fb_v3 impulse;            /* N s: total impulse the ball gave the character */
     fb_v3 ball_dp;            /* N s: the ball's change of momentum over its contact with the
                                  character, gravity's impulse over that time taken out */
+    int nbody;                /* bodies the ball touched (fb_sim_hit_bodies: which, and the
+                                 impulse each received; they add up to `impulse`) */
+    fb_v3 root_impulse;       /* N s: what the root's support (a kinematic root's rows, an
+                                 assisted root's help) gave the character beyond what it gave
+                                 the character without balls (opts.baseline), over
+                                 absorb_window: about -impulse when the root took the whole
+                                 blow, 0 for a free root; NaN without the baseline */
+    fb_v3 ground_impulse;     /* N s: the same for the ground's contacts */
+    double absorb_window;     /* s from the first touch that those cover: 1 s, or up to the
+                                 next hit's first touch or the end of the clip */
     double peak_err;          /* m: largest distance of the aim point on the struck body from
                                  where the clip puts it, within 1 s after the hit */
     double peak_time;         /* s */
@@ -209,9 +246,37 @@ FB_API const fb_hit_result* fb_sim_hits(const fb_sim* s);
 /* The part each body belongs to (by its name and its parent's part). */
 FB_API fb_part fb_sim_body_part(const fb_sim* s, int body);
 
-/* The simulated motion (the recorded frames' q) as an fb_motion at the clip's frame rate, for
- * fb_motion_write_bvh. The caller destroys it. */
+/* The bodies ball k touched (*n of them, in the order of their first touch), with the
+ * impulse the ball gave each; NULL and 0 for a ball out of range. */
+FB_API const fb_hit_body* fb_sim_hit_bodies(const fb_sim* s, int k, int* n);
+
+/* m, world axes: how far the reference's placement on the ground moved the clip
+ * (fb_ref.place_shift): the simulation runs on the clip so placed. */
+FB_API fb_v3 fb_sim_placement(const fb_sim* s);
+
+/* m, world axes: what an export adds to simulated positions to put them in the input clip's
+ * frame: -fb_sim_placement, or zero with opts.export_placed. The balls' exports add it. */
+FB_API fb_v3 fb_sim_export_offset(const fb_sim* s);
+
+/* The simulated motion (the recorded frames' q of the character) as an fb_motion at the
+ * clip's frame rate: one frame per clip frame simulated, in the input clip's frame (the root
+ * moved by fb_sim_export_offset). The character's own pose, as simulated: hinges keep only
+ * their hinge rotation, dropped joints their rest pose, the reference's repairs and toe turns
+ * (docs/CONTROL.md) stay. For the glTF export and fb_motion_write_bvh with the character; the
+ * caller destroys it. */
 FB_API fb_motion* fb_sim_motion(const fb_sim* s, fb_error* err);
+
+/* Writes the simulated clip as BVH (the input's hierarchy, names, offsets, channel orders and
+ * frame rate; fb_motion_write_bvh), one frame per clip frame simulated: the input clip's own
+ * frames with what the simulation changed laid on them. Per clip joint and frame the rotation
+ * is the input's turned by the simulated joint's rotation from the reference's (a hinge: about
+ * its axis by the angle's change), the root's position the input's moved by the simulated
+ * root's displacement from the reference's; a dropped joint is as the input has it. So where
+ * the simulation follows the reference the export is the input, whatever the character could
+ * not represent (a hinge's off-axis rotation) or the reference changed (glitches repaired,
+ * toes turned, the placement on the ground). With opts.export_placed the root is moved by
+ * the placement too. Whole or not at all. */
+FB_API fb_status fb_sim_write_bvh(const fb_sim* s, const char* path, fb_error* err);
 
 #ifdef __cplusplus
 }

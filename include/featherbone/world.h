@@ -136,6 +136,11 @@ FB_API fb_status fb_world_step(fb_world* w, fb_error* err);
 /* Time of the world (s). */
 FB_API double fb_world_time(const fb_world* w);
 
+/* Sets the world's clock (and every articulation's d->time) to t, and marks every
+ * articulation's derived quantities stale: for a caller that has just set the state (q, qd) to
+ * continue another simulation's from time t. */
+FB_API void fb_world_set_time(fb_world* w, double t);
+
 /* The touching contacts of the last substep; fb_world_contact_force gives the normal force
  * contact k carried (N, the multiplier of its normal row; 0 for an index out of range). */
 FB_API const fb_contact* fb_world_contacts(const fb_world* w, int* n);
@@ -145,6 +150,16 @@ FB_API double fb_world_contact_force(const fb_world* w, int k);
  * (normal and friction) times each accepted substep's length. Zero for indices out of
  * range. */
 FB_API fb_v3 fb_world_pair_impulse(const fb_world* w, int art_a, int art_b);
+/* The same for one body: the linear impulse (N s, world axes) articulation art_b (-1: the
+ * ground; art_a itself: self-collision) gave body body_a of articulation art_a through contacts
+ * over the last fb_world_step. Summed over art_a's bodies it is fb_world_pair_impulse (to
+ * rounding). Zero for indices out of range. */
+FB_API fb_v3 fb_world_body_impulse(const fb_world* w, int art_a, int body_a, int art_b);
+/* (nv of articulation art) The generalised impulse of its joint forces over the last
+ * fb_world_step: the tau the caller set for each accepted substep times its length, plus the
+ * multipliers of the caller's dof rows (FB_ROW_DOF, added by a hook) times it; a floating
+ * joint's entries are the wrench [n; f] in body coordinates. NULL for an index out of range. */
+FB_API const double* fb_world_joint_impulse(const fb_world* w, int art);
 
 /* The constraint system of the last substep (rows, K, multipliers), for inspection. */
 FB_API const fb_csys* fb_world_csys(const fb_world* w);

@@ -55,9 +55,9 @@ double fb_lowest_point(const fb_model* m, const fb_data* d, int b, fb_plane g) {
  * one vertical shift of the floating root over the whole clip, with the lowest point of the
  * character's shapes over all frames on the ground: the clip's floor is the lowest its body
  * goes. Every joint keeps its place relative to every other, at every frame; the metrics
- * compare the simulation with the reference so placed, and the simulation (and so what is
- * exported from it) starts from it. A model without a floating root on the world, or without
- * shapes, is left where it is. */
+ * compare the simulation with the reference so placed, and the simulation starts from it; the
+ * shift is kept in place_shift, so that exports can put the clip back in the input's frame. A
+ * model without a floating root on the world, or without shapes, is left where it is. */
 void fb_ref_place_on_ground(const fb_model* m, fb_ref* r, double* qs, int ns, fb_data* d) {
     int root = -1;
     for (int b = 1; b < m->nbody && root < 0; b++) {
@@ -97,6 +97,7 @@ void fb_ref_place_on_ground(const fb_model* m, fb_ref* r, double* qs, int ns, fb
         p[1] += dp.y;
         p[2] += dp.z;
     }
+    r->place_shift = fb_v3_scale(g.n, -low);
     if (fabs(low) < PLACE_NOTE_MIN) {
         return; /* on the ground already (a segment just turned onto it) */
     }

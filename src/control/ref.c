@@ -83,7 +83,9 @@ static fb_ref* ref_create(const fb_model* m, int nsample, double sample_dt, cons
         }
     }
     const double dt = rate > 0.0 ? 1.0 / rate : sample_dt;
-    const long nf = 1 + (long)floor((nsample - 1) * sample_dt / dt + 1e-9);
+    /* to the last sample or just past it: a frame time such as 0.0083333 s is not 1/120 s, and
+     * a reference that stopped short of the last sample lost the clip's last frame */
+    const long nf = 1 + (long)ceil((nsample - 1) * sample_dt / dt - 1e-9);
     const fb_allocator a = alloc ? *alloc : fb_default_allocator();
     fb_ref* r = fb_alloc(&a, sizeof *r);
     const size_t per = (size_t)m->nq + 5 * (size_t)m->nv;

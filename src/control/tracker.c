@@ -418,7 +418,9 @@ fb_tracker* fb_tracker_create(fb_world* w, int art, const fb_ref* ref, const fb_
     tr->D = tr->K + nv;
     tr->bias = tr->D + nv;
     tr->qdd = tr->bias + nv;
-    memset(tr->K, 0, 2 * nv * sizeof(double));
+    /* all of it: the torques read before the first substep (fb_tracker_measure at the start)
+     * must be defined; valgrind found frame 0 of the reports' torques uninitialised */
+    memset(tr->qd, 0, ((size_t)m->nq + 12 * nv) * sizeof(double));
     if (fb_gains_resolve(g, m, tr->jg, err) != FB_OK) {
         fb_tracker_destroy(tr);
         return NULL;

@@ -232,6 +232,18 @@ static double uniform(uint64_t* s, double lo, double hi) {
     return lo + (hi - lo) * (double)(splitmix64(s) >> 11) * 0x1.0p-53;
 }
 
+/* Sorts x[0..n) in place (n at most FB_SIM_MAX_BALLS). */
+static void sort_small(double* x, int n) {
+    for (int i = 1; i < n; i++) {
+        const double v = x[i];
+        int j = i;
+        for (; j > 0 && x[j - 1] > v; j--) {
+            x[j] = x[j - 1];
+        }
+        x[j] = v;
+    }
+}
+
 fb_status fb_hits_random(const fb_character* ch, int n, uint64_t seed, double t_min,
                          double t_max, fb_hit* out, fb_error* err) {
     const fb_model* m = ch->model;
@@ -239,9 +251,22 @@ fb_status fb_hits_random(const fb_character* ch, int n, uint64_t seed, double t_
         return fb_fail(err, FB_EINVAL, "random hits: expected 0 to %d, found %d",
                        FB_SIM_MAX_BALLS, n);
     }
-    if (!(t_min >= 0.0) || !(t_max >= t_min) || !isfinite(t_max)) {
-        return fb_fail(err, FB_EINVAL, "random hits: expected 0 <= t_min <= t_max, found %g, %g",
-                       t_min, t_max);
+    if (!(t_min >= FB_HITS_T_MIN) || !(t_max >= t_min) || !isfinite(t_max)) {
+        return fb_fail(err, FB_EINVAL,
+                       "random hits: expected %g s <= t_min <= t_max (a ball needs up to %.3f s "
+                       "to fly 1 m), found %g, %g",
+                       FB_HITS_T_MIN, 1.0 / 6.0, t_min, t_max);
+    }
+    /* the hits' times: n points in [t_min, t_max] at least FB_HITS_MIN_GAP apart (a hair more,
+     * so that the printed times keep it too) */
+    const double gap = FB_HITS_MIN_GAP + 1e-9;
+    const double room = (t_max - t_min) - (n - 1) * gap;
+    if (n > 1 && room < 0.0) {
+        return fb_fail(err, FB_EINVAL,
+                       "random hits: %d hits %g s apart need %.3f s, the window %.3f-%.3f s holds "
+                       "at most %d",
+                       n, FB_HITS_MIN_GAP, (n - 1) * FB_HITS_MIN_GAP, t_min, t_max,
+                       fb_hits_random_max(t_min, t_max));
     }
     /* candidate targets: clip joints that drive a body of their own with a shape, not the
      * root */
@@ -261,12 +286,11 @@ fb_status fb_hits_random(const fb_character* ch, int n, uint64_t seed, double t_
         return fb_fail(err, FB_EINVAL, "random hits: the character has no body to aim at");
     }
     uint64_t s = seed;
+    double u[FB_SIM_MAX_BALLS];
     for (int k = 0; k < n; k++) {
         fb_hit h = fb_default_hit();
-        /* the ball must have left before the hit: at least distance / speed after t = 0 */
         h.speed = uniform(&s, 6.0, 14.0);
-        h.time = uniform(&s, fmax(t_min, h.distance / h.speed + 0.05),
-                         fmax(t_max, h.distance / h.speed + 0.05));
+        u[k] = uniform(&s, 0.0, 1.0);
         const int j = cand[(int)(splitmix64(&s) % (uint64_t)nc)];
         snprintf(h.target, sizeof h.target, "%s", m->name[ch->body_of_joint[j]]);
         h.from = (fb_hit_from)(splitmix64(&s) % 4); /* front, back, left, right */
@@ -274,7 +298,22 @@ fb_status fb_hits_random(const fb_character* ch, int n, uint64_t seed, double t_
         h.radius = uniform(&s, 0.08, 0.12);
         out[k] = h;
     }
+    /* uniform over the spaced arrangements: n uniform points in [0, room], sorted, the k-th
+     * moved on by k gaps; the hits in the order of their times */
+    sort_small(u, n);
+    for (int k = 0; k < n; k++) {
+        out[k].time = t_min + (u[k] * room + k * gap);
+    }
     return fb_ok(err);
+}
+
+int fb_hits_random_max(double t_min, double t_max) {
+    const double span = t_max - t_min;
+    if (!(span >= 0.0)) {
+        return 0;
+    }
+    const int n = 1 + (int)floor(span / (FB_HITS_MIN_GAP + 1e-9));
+    return n < FB_SIM_MAX_BALLS ? n : FB_SIM_MAX_BALLS;
 }
 
 /* ---- hits files --------------------------------------------------------------------------- */

@@ -37,7 +37,8 @@ struct fb_sim {
     int nslot;      /* balls in the world: nball + the spare ones not yet used */
     fb_v3 forward;  /* the character's forward in its root body's axes, for the hits' directions */
     fb_model* ball_m[FB_SIM_MAX_BALLS];
-    double ball_mass[FB_SIM_MAX_BALLS];
+    fb_v3 ball_mass[FB_SIM_MAX_BALLS]; /* kg: the mass each of a ball's world-axis joints moves
+                                          (ball_axis_mass) */
     bool launched[FB_SIM_MAX_BALLS];
     fb_hit_result hit[FB_SIM_MAX_BALLS];
     fb_part* part;      /* (nbody) */
@@ -56,6 +57,17 @@ struct fb_sim {
     fb_v3 imp_ground;                /* N s since the last recorded frame: ground on the */
     fb_v3 imp_ball[FB_SIM_MAX_BALLS]; /* character, and each ball on the character */
     double imp_time;                 /* s those cover */
+    fb_hit_body* touch; /* (nslot x nbody) the bodies each ball touched, hit[k].nbody of them */
+    int root;           /* the character's floating root on the world, or -1 */
+    /* the baseline: the character alone in a world of its own, tracked as in the simulation,
+     * started from the simulation's state at a ball's first touch and stepped over that hit's
+     * window, for what the root and the ground absorbed of it (NULL: none) */
+    fb_world* bw;
+    fb_tracker* btr;
+    int base_hit;     /* the hit it was started for, -1 none */
+    bool baseline_ok; /* it has not failed since */
+    double* pre_q;    /* (nq + nv) the character's q and qd before the step in progress */
+    bool tau0;        /* frame 0's torques are those of the first step */
     bool finished;
 };
 
@@ -67,7 +79,9 @@ fb_sim_opts fb_default_sim_opts(void) {
                          .ball_mu = 0.5,
                          .recover_tol = 0.02,
                          .spare_balls = 0,
-                         .ref = NULL};
+                         .ref = NULL,
+                         .export_placed = false,
+                         .baseline = true};
 }
 
 static const char* const PART_NAMES[FB_NPART] = {"torso",     "head",     "left arm",
@@ -210,6 +224,24 @@ static void ball_model_size(fb_model* m, double mass, double r) {
         m->I[b] = ball_inertia(mass, r, b);
     }
     m->shape[0].radius = r;
+}
+
+/* kg: the mass each world-axis joint of a ball model moves (the carriers below it and the
+ * ball): the ball's momentum along an axis is this times the joint's velocity, and gravity's
+ * force on the joint this times g. The x carrier is not moved by the y and z joints, so each
+ * axis has its own (they differ by 1e-9 of the ball; the momentum check wants them exact). */
+static fb_v3 ball_axis_mass(const fb_model* bm) {
+    double a[3] = {0.0, 0.0, 0.0};
+    for (int k = 0; k < 3; k++) {
+        for (int b = k + 1; b < bm->nbody; b++) {
+            a[k] += bm->I[b].m;
+        }
+    }
+    return fb_v3_make(a[0], a[1], a[2]);
+}
+
+static fb_v3 v3_mul(fb_v3 a, fb_v3 b) {
+    return fb_v3_make(a.x * b.x, a.y * b.y, a.z * b.z);
 }
 
 /* Puts ball k at p with velocity v (world), not spinning. */
@@ -441,6 +473,10 @@ void fb_sim_destroy(fb_sim* s) {
     }
     fb_tracker_destroy(s->tr);
     fb_world_destroy(s->w);
+    fb_tracker_destroy(s->btr);
+    fb_world_destroy(s->bw);
+    free(s->pre_q);
+    free(s->touch);
     for (int k = 0; k < s->nslot; k++) {
         fb_model_destroy(s->ball_m[k]);
     }
@@ -456,6 +492,21 @@ void fb_sim_destroy(fb_sim* s) {
     free(s->rec_target);
     free(s->rec_mpjpe);
     free(s);
+}
+
+/* Switches on self-collision of a world's character (articulation 0): its non-adjacent
+ * pairs, less those touching in its current pose. */
+static fb_status self_collision_on(fb_world* w, fb_error* err) {
+    const fb_status st = fb_world_set_self_collision_nonadjacent(w, 0, true, err);
+    return st == FB_OK ? fb_world_clear_self_collision_touching(w, 0, NULL, err) : st;
+}
+
+/* A hit's root and ground shares before its first touch: zero, or NaN without a baseline. */
+static void clear_absorbed(const fb_sim* s, fb_hit_result* r) {
+    const double z = s->bw ? 0.0 : NAN;
+    r->root_impulse = fb_v3_make(z, z, z);
+    r->ground_impulse = r->root_impulse;
+    r->absorb_window = 0.0;
 }
 
 /* The body a hit's target names (a clip joint: its own body, or the body a dropped joint was
@@ -551,7 +602,7 @@ fb_sim* fb_sim_create(const fb_clip* clip, const fb_character* ch, const fb_gain
             st = s->ball_m[k] ? FB_OK : FB_EINVAL;
         }
         if (st == FB_OK) {
-            s->ball_mass[k] = fb_model_mass(s->ball_m[k]);
+            s->ball_mass[k] = ball_axis_mass(s->ball_m[k]);
         }
     }
     for (int k = 0; k < nhit && st == FB_OK; k++) {
@@ -577,14 +628,37 @@ fb_sim* fb_sim_create(const fb_clip* clip, const fb_character* ch, const fb_gain
         st = s->tr ? FB_OK : FB_EINVAL;
     }
     if (st == FB_OK && s->o.self_collision) {
-        st = fb_world_set_self_collision_nonadjacent(s->w, 0, true, err);
-        if (st == FB_OK) {
-            st = fb_world_clear_self_collision_touching(s->w, 0, NULL, err);
+        st = self_collision_on(s->w, err);
+    }
+    /* the baseline: the character alone, same options and gains */
+    if (st == FB_OK && s->nslot > 0 && s->o.baseline) {
+        fb_world_opts wo = fb_default_world_opts();
+        wo.dt = s->dt;
+        s->bw = fb_world_create(1, &m, &wo, NULL, err);
+        s->btr = s->bw ? fb_tracker_create(s->bw, 0, s->ref, g, ch->joint_of_body, err) : NULL;
+        s->pre_q = calloc((size_t)m->nq + (size_t)m->nv, sizeof(double));
+        st = s->btr ? (s->pre_q ? FB_OK : fb_fail(err, FB_ENOMEM, "simulation: out of memory"))
+                    : FB_EINVAL;
+        if (st == FB_OK && s->o.self_collision) {
+            st = self_collision_on(s->bw, err);
         }
     }
-    /* recording: one frame per clip frame over the reference's duration */
+    s->base_hit = -1;
+    s->root = m->nbody > 1 && m->parent[1] == 0 && m->jtype[1] == FB_JOINT_FLOATING ? 1 : -1;
+    s->touch = st == FB_OK ? calloc((size_t)s->nslot * (size_t)m->nbody + 1, sizeof(fb_hit_body))
+                           : NULL;
+    if (st == FB_OK && !s->touch) {
+        st = fb_fail(err, FB_ENOMEM, "simulation: out of memory");
+    }
+    for (int k = 0; k < s->nslot && st == FB_OK; k++) {
+        clear_absorbed(s, &s->hit[k]);
+    }
+    /* recording: one frame per clip frame over the reference's duration (which reaches the
+     * last clip frame or just past it), at most the clip's frames first..last-1 */
     if (st == FB_OK) {
+        const int nclip = (s->o.last > 0 ? s->o.last : clip->nframe) - s->o.first;
         s->rec_cap = (int)floor(fb_ref_duration(s->ref) / s->clip_dt + 1e-6) + 1;
+        s->rec_cap = nclip > 0 && nclip < s->rec_cap ? nclip : s->rec_cap;
         const size_t n = (size_t)s->rec_cap;
         s->frames = calloc(n, sizeof(fb_sim_frame));
         s->rec_q = calloc(n * (size_t)m->nq, sizeof(double));
@@ -619,6 +693,7 @@ fb_status fb_sim_add_hit(fb_sim* s, const fb_hit* hit, fb_error* err) {
     fb_hit_result* r = &s->hit[k];
     const fb_hit_result before = *r;
     *r = (fb_hit_result){.hit = *hit};
+    clear_absorbed(s, r);
     fb_status st = fb_hit_check(hit, err);
     if (st == FB_OK) {
         st = find_target(s->clip, s->ch, hit->target, k, &r->body, err);
@@ -634,16 +709,114 @@ fb_status fb_sim_add_hit(fb_sim* s, const fb_hit* hit, fb_error* err) {
         return st;
     }
     ball_model_size(s->ball_m[k], hit->mass, hit->radius);
-    s->ball_mass[k] = fb_model_mass(s->ball_m[k]);
+    s->ball_mass[k] = ball_axis_mass(s->ball_m[k]);
     s->nball++;
     return fb_ok(err);
 }
 
+/* The world-axis force of the character's floating root in an impulse over a step (its
+ * generalised impulse's linear part, root coordinates, turned by the root's rotations before
+ * (q0) and after the step, averaged: second order in the step's turn). */
+static fb_v3 root_linear(const fb_model* m, int root, const double* jimp, const double* q0,
+                         const double* q1) {
+    const int va = m->v_adr[root], qa = m->q_adr[root] + 3;
+    const fb_v3 f = fb_v3_make(jimp[va + 3], jimp[va + 4], jimp[va + 5]);
+    const fb_v3 a = fb_quat_rotate(fb_quat_load(q0 + qa), f);
+    const fb_v3 b = fb_quat_rotate(fb_quat_load(q1 + qa), f);
+    return fb_m3_tr_mv(m->X_tree[root].E, fb_v3_scale(fb_v3_add(a, b), 0.5));
+}
+
+/* The impulse ball k gave each body of the character in the last step, into its list of
+ * touched bodies (a body's first touch at t0). */
+static void note_bodies(fb_sim* s, int k, double t0) {
+    const fb_model* m = s->ch->model;
+    fb_hit_result* r = &s->hit[k];
+    fb_hit_body* list = s->touch + (size_t)k * (size_t)m->nbody;
+    for (int b = 1; b < m->nbody; b++) {
+        const fb_v3 j = fb_world_body_impulse(s->w, 0, b, 1 + k);
+        if (j.x == 0.0 && j.y == 0.0 && j.z == 0.0) {
+            continue;
+        }
+        int e = 0;
+        while (e < r->nbody && list[e].body != b) {
+            e++;
+        }
+        if (e == r->nbody) {
+            list[r->nbody++] = (fb_hit_body){.body = b, .time = t0, .impulse = fb_v3_zero()};
+        }
+        list[e].impulse = fb_v3_add(list[e].impulse, j);
+    }
+}
+
+/* What the root and the ground absorbed of the hit whose first touch is the latest, while
+ * within HIT_WINDOW of it: the baseline, started at that touch from the state the simulation
+ * had before the step (pre_q, at pre_time: the world's time, which is the trackers' as both
+ * worlds started at 0), takes the same steps without the ball, and the difference of the
+ * root's and the ground's impulses over each step (simulation less baseline) goes to the hit.
+ * q0 is the simulation's root before the step. */
+static void absorb(fb_sim* s, const double* q0, double pre_time, double t) {
+    int cur = -1;
+    for (int k = 0; k < s->nball && s->bw; k++) {
+        if (s->hit[k].touched && (cur < 0 || s->hit[k].contact_time > s->hit[cur].contact_time)) {
+            cur = k;
+        }
+    }
+    if (cur < 0 || pre_time >= s->hit[cur].contact_time + HIT_WINDOW - 1e-9) {
+        return; /* no window open: the baseline rests */
+    }
+    const fb_model* m = s->ch->model;
+    fb_hit_result* r = &s->hit[cur];
+    fb_data* bd = fb_world_data(s->bw, 0);
+    if (cur != s->base_hit) { /* its first touch: the baseline starts from the same state */
+        memcpy(bd->q, s->pre_q, (size_t)m->nq * sizeof(double));
+        memcpy(bd->qd, s->pre_q + m->nq, (size_t)m->nv * sizeof(double));
+        fb_world_set_time(s->bw, pre_time);
+        s->base_hit = cur;
+        s->baseline_ok = true;
+    }
+    if (!s->baseline_ok) {
+        return;
+    }
+    double bq0[7] = {0};
+    if (s->root >= 0) {
+        memcpy(bq0, bd->q + m->q_adr[s->root], 7 * sizeof(double));
+    }
+    fb_error berr;
+    if (fb_world_step(s->bw, &berr) != FB_OK) {
+        s->baseline_ok = false; /* this hit's shares are unknown; the simulation goes on */
+        r->root_impulse = fb_v3_make(NAN, NAN, NAN);
+        r->ground_impulse = r->root_impulse;
+        return;
+    }
+    if (s->root >= 0) {
+        const fb_v3 a = root_linear(m, s->root, fb_world_joint_impulse(s->w, 0), q0,
+                                    fb_world_data(s->w, 0)->q);
+        const fb_v3 b = root_linear(m, s->root, fb_world_joint_impulse(s->bw, 0), bq0, bd->q);
+        r->root_impulse = fb_v3_add(r->root_impulse, fb_v3_sub(a, b));
+    }
+    r->ground_impulse = fb_v3_add(r->ground_impulse,
+                                  fb_v3_sub(fb_world_pair_impulse(s->w, 0, -1),
+                                            fb_world_pair_impulse(s->bw, 0, -1)));
+    r->absorb_window = t - r->contact_time;
+}
+
 fb_status fb_sim_step(fb_sim* s, fb_error* err) {
     place_balls(s);
+    const fb_model* m = s->ch->model;
     fb_v3 v_before[FB_SIM_MAX_BALLS];
     for (int k = 0; k < s->nball; k++) {
         v_before[k] = ball_vel(s, k);
+    }
+    /* the character before the step: for the baseline, and the root's impulse in world axes */
+    const fb_data* d = fb_world_data(s->w, 0);
+    const double pre_time = fb_world_time(s->w);
+    double q0[7] = {0};
+    if (s->root >= 0) {
+        memcpy(q0, d->q + m->q_adr[s->root], 7 * sizeof(double));
+    }
+    if (s->bw) {
+        memcpy(s->pre_q, d->q, (size_t)m->nq * sizeof(double));
+        memcpy(s->pre_q + m->nq, d->qd, (size_t)m->nv * sizeof(double));
     }
     const fb_status st = fb_world_step(s->w, err);
     if (st != FB_OK) {
@@ -665,15 +838,25 @@ fb_status fb_sim_step(fb_sim* s, fb_error* err) {
             r->contact_time = t - s->dt;
         }
         r->impulse = fb_v3_add(r->impulse, from_ball);
+        note_bodies(s, k, t - s->dt);
         /* the ball's own change of momentum over this step, less what gravity, the ground and
-         * the other balls gave it: what the character gave it */
-        fb_v3 dp = fb_v3_scale(fb_v3_sub(ball_vel(s, k), v_before[k]), s->ball_mass[k]);
-        dp = fb_v3_sub(dp, fb_v3_scale(g, s->ball_mass[k] * s->dt));
+         * the other balls gave it: what the character gave it (per axis, the mass that axis's
+         * joint moves) */
+        fb_v3 dp = v3_mul(s->ball_mass[k], fb_v3_sub(ball_vel(s, k), v_before[k]));
+        dp = fb_v3_sub(dp, fb_v3_scale(v3_mul(s->ball_mass[k], g), s->dt));
         dp = fb_v3_sub(dp, fb_world_pair_impulse(s->w, 1 + k, -1));
         for (int j = 0; j < s->nball; j++) {
             dp = j == k ? dp : fb_v3_sub(dp, fb_world_pair_impulse(s->w, 1 + k, 1 + j));
         }
         r->ball_dp = fb_v3_add(r->ball_dp, dp);
+    }
+    absorb(s, q0, pre_time, t);
+    if (!s->tau0) {
+        /* frame 0 was recorded before any torque acted: it shows those of the first step */
+        fb_track_metrics mt;
+        fb_tracker_measure(s->tr, &mt, NULL);
+        memcpy(s->rec_tau, fb_tracker_torques(s->tr), (size_t)m->nv * sizeof(double));
+        s->tau0 = true;
     }
     while (s->nrec < s->rec_cap && t >= s->nrec * s->clip_dt - 0.5 * s->dt) {
         record(s); /* a step longer than a frame records it twice */
@@ -760,6 +943,99 @@ const fb_hit_result* fb_sim_hits(const fb_sim* s) {
     return s->hit;
 }
 
+const fb_hit_body* fb_sim_hit_bodies(const fb_sim* s, int k, int* n) {
+    if (k < 0 || k >= s->nball) {
+        *n = 0;
+        return NULL;
+    }
+    *n = s->hit[k].nbody;
+    return s->touch + (size_t)k * (size_t)s->ch->model->nbody;
+}
+
+fb_v3 fb_sim_placement(const fb_sim* s) {
+    return s->ref->place_shift;
+}
+
+fb_v3 fb_sim_export_offset(const fb_sim* s) {
+    return s->o.export_placed ? fb_v3_zero() : fb_v3_neg(s->ref->place_shift);
+}
+
+/* The change the simulation made to joint `b` of the character at one frame: the rotation
+ * from the reference's to the simulated (joint frame, right of the reference's: q_ref dq =
+ * q_sim), and for a floating joint the translation (its parent's frame). Identity for a
+ * fixed joint. */
+static fb_quat joint_change(const fb_model* m, int b, const double* q_ref, const double* q_sim,
+                            fb_v3* dp) {
+    const int qa = m->q_adr[b];
+    *dp = fb_v3_zero();
+    switch (m->jtype[b]) {
+    case FB_JOINT_FLOATING:
+        *dp = fb_v3_make(q_sim[qa] - q_ref[qa], q_sim[qa + 1] - q_ref[qa + 1],
+                         q_sim[qa + 2] - q_ref[qa + 2]);
+        return fb_quat_mul(fb_quat_conj(fb_quat_load(q_ref + qa + 3)),
+                           fb_quat_load(q_sim + qa + 3));
+    case FB_JOINT_SPHERICAL:
+        return fb_quat_mul(fb_quat_conj(fb_quat_load(q_ref + qa)), fb_quat_load(q_sim + qa));
+    case FB_JOINT_REVOLUTE:
+        return fb_quat_from_axis_angle(m->axis[b], q_sim[qa] - q_ref[qa]);
+    default:
+        return fb_quat_identity();
+    }
+}
+
+fb_status fb_sim_write_bvh(const fb_sim* s, const char* path, fb_error* err) {
+    const fb_model* m = s->ch->model;
+    /* the input's frames as q of its lossless character (every rotating joint a ball) */
+    fb_status st = FB_OK;
+    fb_character* lo = fb_character_build(s->clip, NULL, err);
+    fb_motion* mo = lo ? fb_motion_from_clip(s->clip, lo, 0.0, s->o.first, s->o.last, err) : NULL;
+    double* q_ref = calloc((size_t)m->nq + (size_t)m->nv + 1, sizeof(double));
+    if (!lo || !mo) {
+        st = FB_EINVAL; /* err says why */
+    } else if (!q_ref) {
+        st = fb_fail(err, FB_ENOMEM, "%s: out of memory", path);
+    } else if (mo->nframe < s->nrec) {
+        st = fb_fail(err, FB_ESTATE, "%s: %d frames simulated, the clip has %d", path, s->nrec,
+                     mo->nframe);
+    }
+    if (st == FB_OK) {
+        const fb_model* ml = lo->model;
+        const fb_v3 shift = s->o.export_placed ? s->ref->place_shift : fb_v3_zero();
+        double* tmp = q_ref + m->nq;
+        mo->nframe = s->nrec;
+        for (int f = 0; f < s->nrec; f++) {
+            const double* q_sim = s->rec_q + (size_t)f * (size_t)m->nq;
+            double* q = mo->q + (size_t)f * (size_t)ml->nq;
+            fb_ref_at(m, s->ref, s->frames[f].time, q_ref, NULL, NULL, NULL, tmp);
+            for (int i = 0; i < s->clip->njoint; i++) {
+                const int b = s->ch->body_of_joint[i], bl = lo->body_of_joint[i];
+                if (s->ch->role[i] != FB_ROLE_BODY) {
+                    continue; /* dropped: as the input has it */
+                }
+                fb_v3 dp;
+                const fb_quat dq = joint_change(m, b, q_ref, q_sim, &dp);
+                const int qa = ml->q_adr[bl];
+                if (ml->jtype[bl] == FB_JOINT_FLOATING) {
+                    const fb_v3 d = fb_v3_add(dp, fb_m3_mv(ml->X_tree[bl].E, shift));
+                    q[qa] += d.x;
+                    q[qa + 1] += d.y;
+                    q[qa + 2] += d.z;
+                    fb_quat_store(q + qa + 3, fb_quat_normalize(fb_quat_mul(
+                                                  fb_quat_load(q + qa + 3), dq)));
+                } else if (ml->jtype[bl] == FB_JOINT_SPHERICAL) {
+                    fb_quat_store(q + qa,
+                                  fb_quat_normalize(fb_quat_mul(fb_quat_load(q + qa), dq)));
+                }
+            }
+        }
+        st = fb_motion_write_bvh(s->clip, lo, mo, 1.0, path, err);
+    }
+    free(q_ref);
+    fb_motion_destroy(mo);
+    fb_character_destroy(lo);
+    return st;
+}
+
 fb_motion* fb_sim_motion(const fb_sim* s, fb_error* err) {
     const fb_model* m = s->ch->model;
     const fb_allocator a = fb_default_allocator();
@@ -772,6 +1048,18 @@ fb_motion* fb_sim_motion(const fb_sim* s, fb_error* err) {
         return NULL;
     }
     memcpy(q, s->rec_q, (size_t)s->nrec * (size_t)m->nq * sizeof(double));
+    /* back in the input's frame: the root's position less the placement (in the root joint's
+     * parent frame, as q holds it) */
+    const fb_v3 off = fb_sim_export_offset(s);
+    if (s->root >= 0 && (off.x != 0.0 || off.y != 0.0 || off.z != 0.0)) {
+        const fb_v3 dp = fb_m3_mv(m->X_tree[s->root].E, off);
+        for (int f = 0; f < s->nrec; f++) {
+            double* p = q + (size_t)f * (size_t)m->nq + (size_t)m->q_adr[s->root];
+            p[0] += dp.x;
+            p[1] += dp.y;
+            p[2] += dp.z;
+        }
+    }
     /* frame 0 is the clip's frame `first`: the export writes the input's bone channels there */
     *mo = (fb_motion){.nframe = s->nrec, .nq = m->nq, .dt = s->clip_dt,
                       .t0 = s->o.first * s->clip_dt, .q = q, .alloc = a};

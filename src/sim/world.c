@@ -61,6 +61,23 @@ struct fb_world {
      * ground) through contact rows: over the substep in progress, and over the last step */
     fb_v3 imp_sub[FB_CSYS_MAX_ART + 1][FB_CSYS_MAX_ART + 1];
     fb_v3 imp_step[FB_CSYS_MAX_ART + 1][FB_CSYS_MAX_ART + 1];
+    /* the same per body: on body b of articulation a from articulation o (nart: the ground) at
+     * index boff[a] + b (nart + 1) + o of bimp_sub / bimp_step (nbimp entries). Few are
+     * non-zero in a step, so each keeps a list of its non-zero entries (bdirty_*, marked in
+     * bmark_*) and clears only those */
+    int boff[FB_CSYS_MAX_ART];
+    int nbimp;
+    fb_v3* bimp_sub;
+    fb_v3* bimp_step;
+    int* bdirty_sub;
+    int* bdirty_step;
+    int nbdirty_sub, nbdirty_step;
+    uint8_t* bmark_sub;
+    uint8_t* bmark_step;
+    /* (nv of each articulation) generalised impulse of its joint forces (d->tau) and the
+     * caller's dof rows: over the substep in progress and over the last step */
+    double* jimp_sub[FB_CSYS_MAX_ART];
+    double* jimp_step[FB_CSYS_MAX_ART];
     double time;
     fb_world_hook hook;
     void* user;
@@ -150,13 +167,26 @@ static size_t layout(fb_world* w, char* base, int max_rows) {
     w->vtarget = fb_block_carve(base, &off, nr * sizeof(double));
     w->depth = fb_block_carve(base, &off, nr * sizeof(double));
     w->rest = fb_block_carve(base, &off, nr * sizeof(double));
+    int nbimp = 0;
     for (int k = 0; k < w->nart; k++) {
-        const size_t nb = (size_t)w->m[k]->nbody;
+        const size_t nb = (size_t)w->m[k]->nbody, nv = (size_t)w->m[k]->nv;
         w->q_save[k] = fb_block_carve(base, &off, (size_t)w->m[k]->nq * sizeof(double));
-        w->qd_save[k] = fb_block_carve(base, &off, (size_t)w->m[k]->nv * sizeof(double));
+        w->qd_save[k] = fb_block_carve(base, &off, nv * sizeof(double));
         w->q_pos[k] = fb_block_carve(base, &off, (size_t)w->m[k]->nq * sizeof(double));
         w->self_on[k] = fb_block_carve(base, &off, nb * nb * sizeof(uint8_t));
+        w->jimp_sub[k] = fb_block_carve(base, &off, nv * sizeof(double));
+        w->jimp_step[k] = fb_block_carve(base, &off, nv * sizeof(double));
+        w->boff[k] = nbimp;
+        nbimp += w->m[k]->nbody * (w->nart + 1);
     }
+    const size_t nbi = (size_t)nbimp;
+    w->nbimp = nbimp;
+    w->bimp_sub = fb_block_carve(base, &off, nbi * sizeof(fb_v3));
+    w->bimp_step = fb_block_carve(base, &off, nbi * sizeof(fb_v3));
+    w->bdirty_sub = fb_block_carve(base, &off, nbi * sizeof(int));
+    w->bdirty_step = fb_block_carve(base, &off, nbi * sizeof(int));
+    w->bmark_sub = fb_block_carve(base, &off, nbi * sizeof(uint8_t));
+    w->bmark_step = fb_block_carve(base, &off, nbi * sizeof(uint8_t));
     return off;
 }
 
@@ -388,6 +418,14 @@ double fb_world_time(const fb_world* w) {
     return w->time;
 }
 
+void fb_world_set_time(fb_world* w, double t) {
+    w->time = t;
+    for (int k = 0; k < w->nart; k++) {
+        w->d[k]->time = t;
+        w->d[k]->stage = 0;
+    }
+}
+
 const fb_contact* fb_world_contacts(const fb_world* w, int* n) {
     *n = w->ncon_last;
     return w->con_last;
@@ -406,6 +444,19 @@ fb_v3 fb_world_pair_impulse(const fb_world* w, int art_a, int art_b) {
         return fb_v3_zero();
     }
     return w->imp_step[art_a][b];
+}
+
+fb_v3 fb_world_body_impulse(const fb_world* w, int art_a, int body_a, int art_b) {
+    const int o = art_b < 0 ? w->nart : art_b;
+    if (art_a < 0 || art_a >= w->nart || o > w->nart || body_a < 0 ||
+        body_a >= w->m[art_a]->nbody) {
+        return fb_v3_zero();
+    }
+    return w->bimp_step[w->boff[art_a] + body_a * (w->nart + 1) + o];
+}
+
+const double* fb_world_joint_impulse(const fb_world* w, int art) {
+    return (art >= 0 && art < w->nart) ? w->jimp_step[art] : NULL;
 }
 
 const fb_csys* fb_world_csys(const fb_world* w) {
@@ -665,8 +716,20 @@ static void run_aba_velocities(fb_world* w) {
     }
 }
 
+/* Adds f to the substep's impulse on body `body` of articulation `art` from articulation o
+ * (nart: the ground). */
+static void add_body_impulse(fb_world* w, int art, int body, int o, fb_v3 f) {
+    const int i = w->boff[art] + body * (w->nart + 1) + o;
+    if (!w->bmark_sub[i]) {
+        w->bmark_sub[i] = 1;
+        w->bdirty_sub[w->nbdirty_sub++] = i;
+    }
+    w->bimp_sub[i] = fb_v3_add(w->bimp_sub[i], f);
+}
+
 /* Adds scale times the multipliers of the world's point rows (contacts) to the impulses
- * between the articulations they join: lambda n on art, -lambda n on art_b. */
+ * between the articulations they join, and between their bodies: lambda n on art (body),
+ * -lambda n on art_b (body_b). */
 static void add_pair_impulses(fb_world* w, double scale) {
     const fb_csys* cs = w->cs;
     for (int r = 0; r < w->nrow_own; r++) {
@@ -677,9 +740,76 @@ static void add_pair_impulses(fb_world* w, double scale) {
         const fb_v3 f = fb_v3_scale(row->n, scale * cs->lambda[r]);
         const int b = row->art_b < 0 ? w->nart : row->art_b;
         w->imp_sub[row->art][b] = fb_v3_add(w->imp_sub[row->art][b], f);
+        add_body_impulse(w, row->art, row->body, b, f);
         if (row->art_b >= 0) {
             w->imp_sub[b][row->art] = fb_v3_sub(w->imp_sub[b][row->art], f);
+            add_body_impulse(w, b, row->body_b, row->art, fb_v3_neg(f));
         }
+    }
+}
+
+/* Clears the per-body impulses of the substep in progress (only the entries it set). */
+static void clear_body_impulses_sub(fb_world* w) {
+    for (int k = 0; k < w->nbdirty_sub; k++) {
+        const int i = w->bdirty_sub[k];
+        w->bimp_sub[i] = fb_v3_zero();
+        w->bmark_sub[i] = 0;
+    }
+    w->nbdirty_sub = 0;
+}
+
+/* The generalised impulse of each articulation's joint forces over the substep: h tau, plus
+ * h lambda of the caller's dof rows (rows from `from` on). */
+static void joint_impulses_sub(fb_world* w, int from, double h) {
+    for (int k = 0; k < w->nart; k++) {
+        const fb_data* d = w->d[k];
+        double* j = w->jimp_sub[k];
+        for (int v = 0; v < w->m[k]->nv; v++) {
+            j[v] = h * d->tau[v];
+        }
+    }
+    const fb_csys* cs = w->cs;
+    for (int r = from; r < cs->nrow; r++) {
+        const fb_row* row = &cs->row[r];
+        if (row->type == FB_ROW_DOF) {
+            w->jimp_sub[row->art][row->dof] += h * cs->lambda[r];
+        }
+    }
+}
+
+/* A substep was accepted: its impulses join the step's. */
+static void accept_impulses(fb_world* w) {
+    for (int a = 0; a <= w->nart; a++) {
+        for (int b = 0; b <= w->nart; b++) {
+            w->imp_step[a][b] = fb_v3_add(w->imp_step[a][b], w->imp_sub[a][b]);
+        }
+    }
+    for (int k = 0; k < w->nbdirty_sub; k++) {
+        const int i = w->bdirty_sub[k];
+        if (!w->bmark_step[i]) {
+            w->bmark_step[i] = 1;
+            w->bdirty_step[w->nbdirty_step++] = i;
+        }
+        w->bimp_step[i] = fb_v3_add(w->bimp_step[i], w->bimp_sub[i]);
+    }
+    for (int k = 0; k < w->nart; k++) {
+        for (int v = 0; v < w->m[k]->nv; v++) {
+            w->jimp_step[k][v] += w->jimp_sub[k][v];
+        }
+    }
+}
+
+/* Clears the step's impulses (at the start of a step). */
+static void clear_step_impulses(fb_world* w) {
+    memset(w->imp_step, 0, sizeof w->imp_step);
+    for (int k = 0; k < w->nbdirty_step; k++) {
+        const int i = w->bdirty_step[k];
+        w->bimp_step[i] = fb_v3_zero();
+        w->bmark_step[i] = 0;
+    }
+    w->nbdirty_step = 0;
+    for (int k = 0; k < w->nart; k++) {
+        memset(w->jimp_step[k], 0, (size_t)w->m[k]->nv * sizeof(double));
     }
 }
 
@@ -741,6 +871,7 @@ static fb_status substep(fb_world* w, double h, fb_error* err) {
     const int n_own = cs->nrow;
     w->nrow_own = n_own;
     memset(w->imp_sub, 0, sizeof w->imp_sub);
+    clear_body_impulses_sub(w);
     if (s == FB_OK && w->hook) {
         s = w->hook(w->user, w, FB_HOOK_ROWS, w->time, h, cs, err);
     }
@@ -785,6 +916,7 @@ static fb_status substep(fb_world* w, double h, fb_error* err) {
     fb_csys_solve(cs, &w->o.pgs);
     fb_csys_apply(cs);
     add_pair_impulses(w, h);
+    joint_impulses_sub(w, n_own, h);
     t1 = now_s();
     w->st.t_solve += t1 - t0;
 
@@ -861,7 +993,7 @@ fb_status fb_world_step(fb_world* w, fb_error* err) {
     }
     const double dt = w->o.dt;
     const double t_end = w->time + dt;
-    memset(w->imp_step, 0, sizeof w->imp_step);
+    clear_step_impulses(w);
     double h = dt;
     int halvings = 0;
     while (s == FB_OK && w->time < t_end - 1e-9 * dt) {
@@ -905,11 +1037,7 @@ fb_status fb_world_step(fb_world* w, fb_error* err) {
             break;
         }
         /* accept: the contacts at the new state are those of the next substep */
-        for (int a = 0; a <= w->nart; a++) {
-            for (int b = 0; b <= w->nart; b++) {
-                w->imp_step[a][b] = fb_v3_add(w->imp_step[a][b], w->imp_sub[a][b]);
-            }
-        }
+        accept_impulses(w);
         fb_contact* tmp = w->con;
         w->con = w->con_next;
         w->con_next = tmp;

@@ -1,6 +1,9 @@
 /* Test helpers (see support.h). */
-#define _POSIX_C_SOURCE 200809L /* mkdtemp */
+#define _POSIX_C_SOURCE 200809L /* mkdtemp, popen */
 #include "support.h"
+
+#include <dirent.h>
+#include <unistd.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -218,6 +221,46 @@ void ck_tmpdir(char* dir, size_t cap, const char* name) {
     const int n = snprintf(dir, cap, "/tmp/fb_%s_XXXXXX", name);
     ck_assert_msg(n > 0 && (size_t)n < cap, "ck_tmpdir: %s: the name does not fit", name);
     ck_assert_msg(mkdtemp(dir) != NULL, "cannot make a directory like %s", dir);
+}
+
+int ck_run(const char* program, const char* args, char* out, size_t cap) {
+    char cmd[4096];
+    const int n = snprintf(cmd, sizeof cmd, "'%s' %s 2>&1", program, args);
+    ck_assert_msg(n > 0 && (size_t)n < sizeof cmd, "ck_run: the command does not fit");
+    FILE* p = popen(cmd, "r");
+    ck_assert_ptr_nonnull(p);
+    const size_t got = fread(out, 1, cap - 1, p);
+    out[got] = '\0';
+    const int status = pclose(p);
+    ck_assert_msg(WIFEXITED(status), "%s did not exit", program);
+    return WEXITSTATUS(status);
+}
+
+int ck_count_entries(const char* dir) {
+    DIR* d = opendir(dir);
+    ck_assert_msg(d != NULL, "cannot open %s", dir);
+    int n = 0;
+    for (struct dirent* e; (e = readdir(d));) {
+        n += e->d_name[0] != '.';
+    }
+    closedir(d);
+    return n;
+}
+
+void ck_remove_dir(const char* dir) {
+    DIR* d = opendir(dir);
+    if (!d) {
+        return;
+    }
+    for (struct dirent* e; (e = readdir(d));) {
+        if (e->d_name[0] != '.') {
+            char p[1024];
+            snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+            unlink(p);
+        }
+    }
+    closedir(d);
+    rmdir(dir);
 }
 
 void ck_write_text(const char* path, const char* text) {

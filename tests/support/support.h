@@ -33,6 +33,16 @@ void ck_tmpdir(char* dir, size_t cap, const char* name);
  * well-formed XML; says so when xmllint is missing. */
 void ck_well_formed(const char* path);
 
+/* Runs `program args` through the shell, stderr joined to stdout, the output into out (cap
+ * bytes, NUL-terminated); returns the exit code, or fails the test when it did not exit. */
+int ck_run(const char* program, const char* args, char* out, size_t cap);
+
+/* The entries of the directory dir other than . and .., or fails the test. */
+int ck_count_entries(const char* dir);
+
+/* Removes the files in the (flat) directory dir and dir itself; nothing when it is not there. */
+void ck_remove_dir(const char* dir);
+
 /* Writes text to path, or fails the test. */
 void ck_write_text(const char* path, const char* text);
 

@@ -20,6 +20,9 @@ if ! command -v valgrind >/dev/null; then
   echo "memcheck.sh: valgrind not found (scripts/deps.sh installs it)" >&2
   exit 1
 fi
+# valgrind 3.19 does not decode every AVX2 instruction gcc emits for the AVX2 copy of the
+# dynamics kernels (src/math/isa.h): run the portable copy, which gives the same bits
+export FB_ISA=x86-64
 VG=(valgrind -q --error-exitcode=99 --track-origins=yes --leak-check=full
     --errors-for-leak-kinds=definite --show-leak-kinds=definite --num-callers=30)
 T=$(mktemp -d /tmp/fb_memcheck_XXXXXX)

@@ -129,6 +129,35 @@ START_TEST(info_describes_a_clip) {
 }
 END_TEST
 
+/* A knee the clip bends 10 deg backward (frame 2): info prints its range with the widened
+ * extension stop, and the warning says which joint, bound, how much and where; the lossless
+ * character has no ranges. */
+START_TEST(info_prints_ranges_and_what_the_clip_widened) {
+    static const char* text =
+        "HIERARCHY\nROOT Hips\n{\n OFFSET 0 0 0\n"
+        " CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n"
+        " JOINT LeftKnee\n {\n  OFFSET 10 -45 0\n  CHANNELS 3 Zrotation Xrotation Yrotation\n"
+        "  End Site\n  {\n   OFFSET 0 -45 0\n  }\n }\n}\nMOTION\nFrames: 4\nFrame Time: 0.01\n"
+        "0 95 0 0 0 0 0 30 0\n0 95 0 0 0 0 0 40 0\n0 95 0 0 0 0 0 -10 0\n0 95 0 0 0 0 0 20 0\n";
+    char dir[64], path[128], cmd[512];
+    ck_tmpdir(dir, sizeof dir, "info");
+    snprintf(path, sizeof path, "%s/knee.bvh", dir);
+    ck_write_text(path, text);
+    snprintf(cmd, sizeof cmd, "info '%s'", path);
+    ck_assert_int_eq(run(cmd, buf, sizeof buf), 0);
+    ck_assert_msg(strstr(buf, "\nranges (deg"), "%s", buf);
+    ck_assert_msg(strstr(buf, "LeftKnee         knee     1.00/1.00  flexion 135.0 extension 10.0 "
+                              "(+10.0@2)"),
+                  "%s", buf);
+    ck_assert_msg(strstr(buf, "most LeftKnee extension by 10.0 deg (frame 2)"), "%s", buf);
+    snprintf(cmd, sizeof cmd, "info '%s' --lossless", path);
+    ck_assert_int_eq(run(cmd, buf, sizeof buf), 0);
+    ck_assert_msg(!strstr(buf, "ranges (deg"), "%s", buf);
+    unlink(path);
+    rmdir(dir);
+}
+END_TEST
+
 START_TEST(convert_writes_whole_files_or_none) {
     char dir[64];
     ck_tmpdir(dir, sizeof dir, "cli");
@@ -349,6 +378,7 @@ static Suite* cli_suite(void) {
     tcase_add_test(tc, selfcheck_passes);
     tcase_add_test(tc, bench_prints_a_table);
     tcase_add_test(tc, info_describes_a_clip);
+    tcase_add_test(tc, info_prints_ranges_and_what_the_clip_widened);
     tcase_add_test(tc, bench_peers_runs_or_says_why_not);
     tcase_add_test(tc, export_model_writes_mjcf);
     tcase_add_test(tc, convert_writes_whole_files_or_none);

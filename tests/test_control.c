@@ -351,7 +351,7 @@ END_TEST
 #define TOE_DROP 0.05
 #define TOE_L 0.06
 #define TOE_R 0.02
-static fb_model* foot_model(fb_m3 root_E) {
+static fb_model* foot_model(fb_m3 root_E, const fb_joint_limit* toe_limit) {
     fb_error err;
     fb_model* m = fb_model_create(3, NULL, &err);
     ck_assert_ptr_nonnull(m);
@@ -369,6 +369,9 @@ static fb_model* foot_model(fb_m3 root_E) {
     d.X_tree = fb_xf_xlt(fb_m3_tr_mv(root_E, fb_v3_make(0.0, -TOE_DROP, 0.0)));
     d.X_tree.E = fb_m3_transpose(root_E); /* the toe's axes are the world's */
     d.inertia = fb_rbi_capsule(1000.0, TOE_R, fb_v3_zero(), fb_v3_make(TOE_L, 0.0, 0.0));
+    if (toe_limit) {
+        d.limit = *toe_limit;
+    }
     ck_assert_int_eq(fb_model_add_body(m, &d, NULL, &err), FB_OK);
     d = fb_default_body_def();
     d.name = "toe_End";
@@ -430,7 +433,7 @@ static double foot_steady(int k) {
  * is needed), and a fit of the samples as given keeps them. */
 START_TEST(end_segments_turn_out_of_the_ground) {
     const fb_m3 I = fb_m3_identity();
-    fb_model* m = foot_model(I);
+    fb_model* m = foot_model(I, NULL);
     const int ns = 121;
     double* qs = foot_samples(m, ns, I, foot_steady, toe_into_floor);
     fb_ref* r = foot_ref(m, ns, qs, false);
@@ -464,6 +467,49 @@ START_TEST(end_segments_turn_out_of_the_ground) {
 }
 END_TEST
 
+static double toe_far_down(int k) {
+    (void)k;
+    return -80.0 * FB_PI / 180.0;
+}
+static double foot_rising(int k) {
+    return 0.108 + 0.018 * k / 120.0; /* the toe joint from 5.8 to 7.6 cm up */
+}
+
+/* A toe whose range stops short of clearing the floor in some frames: the toe (at -80 deg, in
+ * the floor) turns up, the way that clears more frames within its range [-100, -55] deg
+ * (curling under would need -110 deg or less), to th_c = -asin((h - r) / L) where th_c <= -55
+ * deg, and to its stop, -55 deg, where clearing needs more (h low): no sample leaves the
+ * range. */
+START_TEST(end_segments_turn_within_their_range) {
+    const fb_m3 I = fb_m3_identity();
+    const fb_joint_limit lim = {.on = true, .lo = -100.0 * FB_PI / 180.0,
+                                .hi = -55.0 * FB_PI / 180.0};
+    fb_model* m = foot_model(I, &lim);
+    const int ns = 121;
+    double* qs = foot_samples(m, ns, I, foot_rising, toe_far_down);
+    fb_ref* r = foot_ref(m, ns, qs, false);
+    const int qa = m->q_adr[2];
+    int at_stop = 0, cleared = 0;
+    double worst = 0.0;
+    for (int k = 0; k < ns; k++) {
+        const double h = foot_rising(k) - TOE_DROP;
+        const double want = fmin(-asin((h - TOE_R) / TOE_L), lim.hi);
+        at_stop += want == lim.hi;
+        cleared += want < lim.hi;
+        worst = fmax(worst, fabs(r->q[(size_t)k * (size_t)m->nq + (size_t)qa] - want));
+    }
+    printf("toe with a range: %d frames turned to the floor, %d to the stop; largest difference "
+           "%.1e rad; %s\n",
+           cleared, at_stop, worst, r->nwarn > 0 ? r->warn[0] : "no warning");
+    ck_assert_int_gt(at_stop, 20);
+    ck_assert_int_gt(cleared, 20);
+    ck_assert_double_lt(worst, 1e-9);
+    fb_ref_destroy(r);
+    free(qs);
+    fb_model_destroy(m);
+}
+END_TEST
+
 static double foot_sinks(int k) {
     return FOOT_R + 0.03 + 0.05 * sin(TWO_PI * k / 120.0); /* lowest at k = 90: 2 cm under */
 }
@@ -492,7 +538,7 @@ START_TEST(the_clip_is_placed_on_the_ground) {
                                                    fb_v3_make(1.0, 0.0, 0.0), -0.5 * FB_PI))};
     for (int c = 0; c < 2; c++) {
         for (int f = 0; f < 2; f++) {
-            fb_model* m = foot_model(frames[f]);
+            fb_model* m = foot_model(frames[f], NULL);
             const int ns = 121;
             double* qs = foot_samples(m, ns, frames[f], cases[c].y, toe_level);
             fb_ref* r = foot_ref(m, ns, qs, false);
@@ -1009,6 +1055,7 @@ static Suite* control_suite(void) {
     tcase_add_test(tc, glitch_repair_leaves_fast_motion_alone);
     tcase_add_test(tc, glitch_repair_removes_spikes);
     tcase_add_test(tc, end_segments_turn_out_of_the_ground);
+    tcase_add_test(tc, end_segments_turn_within_their_range);
     tcase_add_test(tc, the_clip_is_placed_on_the_ground);
     suite_add_tcase(s, tc);
     TCase* tg = tcase_create("gains");

@@ -7,6 +7,7 @@
 #define _DEFAULT_SOURCE /* popen, mkdtemp, mkstemps */
 #include <assimp/cimport.h>
 #include <assimp/scene.h>
+#include <ctype.h>
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,8 @@
 #define RT_POS_TOL 1e-6
 /* Assimp keeps keys in single precision: agreement expected to ~1e-7 rad, allow 1e-5. */
 #define ASSIMP_ROT_TOL 1e-5
+/* radians per degree */
+#define DEG_RAD (FB_PI / 180.0)
 
 static const char* data_path(const char* name) {
     static char buf[1024];
@@ -688,13 +691,32 @@ START_TEST(mass_models_and_targets) {
 }
 END_TEST
 
-START_TEST(rules_files_are_checked) {
+/* A rules file and what its error message must say. */
+typedef struct rules_case {
+    const char* json;
+    const char* says;
+} rules_case;
+
+/* Each case, written to a file, is refused by fb_rules_load with FB_EINVAL and its message. */
+static void expect_rules_refused(const char* name, const rules_case* cases, size_t n) {
     char dir[64];
-    ck_tmpdir(dir, sizeof dir, "rules");
-    static const struct {
-        const char* json;
-        const char* says;
-    } CASES[] = {
+    ck_tmpdir(dir, sizeof dir, name);
+    for (size_t k = 0; k < n; k++) {
+        char path[256];
+        snprintf(path, sizeof path, "%s/r%zu.json", dir, k);
+        ck_write_text(path, cases[k].json);
+        fb_rules* r = malloc(sizeof *r);
+        fb_error err;
+        ck_assert_int_eq(fb_rules_load(path, r, &err), FB_EINVAL);
+        ck_assert_msg(strstr(err.msg, cases[k].says), "'%s' lacks '%s'", err.msg, cases[k].says);
+        free(r);
+        unlink(path);
+    }
+    rmdir(dir);
+}
+
+START_TEST(rules_files_are_checked) {
+    static const rules_case CASES[] = {
         {"{\"desnity\": 1000}", "desnity: unknown key"},
         {"{\"density\": -1}", "density: expected a number"},
         {"{\"parts\": [{\"match\": \"arm\"}]}", "parts[0]: expected both"},
@@ -703,19 +725,7 @@ START_TEST(rules_files_are_checked) {
         {"{\"hinges\": [1, 2]}", "hinges[0]"},
         {"{\n\"density\": 1000,\n\"parts\": [\n", "expected valid JSON"},
     };
-    for (size_t k = 0; k < sizeof CASES / sizeof CASES[0]; k++) {
-        char path[256];
-        snprintf(path, sizeof path, "%s/r%zu.json", dir, k);
-        FILE* f = fopen(path, "w");
-        fputs(CASES[k].json, f);
-        fclose(f);
-        fb_rules r;
-        fb_error err;
-        ck_assert_int_eq(fb_rules_load(path, &r, &err), FB_EINVAL);
-        ck_assert_msg(strstr(err.msg, CASES[k].says), "'%s' lacks '%s'", err.msg, CASES[k].says);
-        unlink(path);
-    }
-    rmdir(dir);
+    expect_rules_refused("rules", CASES, sizeof CASES / sizeof CASES[0]);
 }
 END_TEST
 
@@ -907,6 +917,351 @@ START_TEST(shared_clips_round_trip_and_have_plausible_mass) {
         fb_clip_destroy(c);
     }
     rmdir(dir);
+}
+END_TEST
+
+/* ---- joint ranges ------------------------------------------------------------------------ */
+
+static fb_character* with_bundled_rules(const fb_clip* c) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/character_rules.json", FB_DATA_DIR);
+    fb_rules* rules = malloc(sizeof *rules);
+    fb_error err;
+    ck_assert_msg(rules && fb_rules_load(path, rules, &err) == FB_OK, "%s", err.msg);
+    fb_build_opts o = fb_default_build_opts();
+    o.rules = rules;
+    fb_character* ch = fb_character_build(c, &o, &err);
+    free(rules);
+    ck_assert_msg(ch, "%s", err.msg);
+    return ch;
+}
+
+/* How far (rad, > 0 outside) the joint's q lies past its limit, computed independently of the
+ * library's limit rows: hinge against [lo, hi]; ball by the oracle's g (as a fraction of the
+ * range) and the twist angle. */
+static double past_limit(const fb_model* m, int b, const double* q) {
+    const fb_joint_limit* L = &m->limit[b];
+    if (m->jtype[b] == FB_JOINT_REVOLUTE) {
+        return fmax(L->lo - q[0], q[0] - L->hi);
+    }
+    const fb_quat qq = fb_quat_load(q);
+    double G[2];
+    const double g = ck_swing_g(L, qq, G);
+    const double tw = fb_quat_twist(qq, L->twist_axis);
+    return fmax(isnan(g) ? 1.0 : (g - 1.0), fmax(L->lo - tw, tw - L->hi));
+}
+
+/* Every shared clip's character (bundled rules) has ranges on its knees, elbows, hips,
+ * shoulders, spine, neck, wrists, ankles and toes, each the rules' bounds times its share of
+ * the chain plus what the clip widened; and every frame of the clip, as the character's motion,
+ * lies inside them. */
+START_TEST(shared_clips_lie_inside_their_joint_ranges) {
+    char names[17][256];
+    int n = shared_clips(names, 16);
+    if (n == 0) {
+        snprintf(names[n++], 256, "%s/131_01.bvh", FB_DATA_DIR); /* the bundled one at least */
+    }
+    static const struct {
+        fb_range_kind kind;
+        const char* word; /* a joint name containing it must have this range */
+    } NEED[] = {{FB_RANGE_KNEE, "knee"}, {FB_RANGE_ELBOW, "elbow"},  {FB_RANGE_HIP, "upleg"},
+                {FB_RANGE_HIP, "hip"},   {FB_RANGE_SHOULDER, "arm"}, {FB_RANGE_SPINE, "spine"},
+                {FB_RANGE_SPINE, "chest"}, {FB_RANGE_NECK, "neck"},  {FB_RANGE_WRIST, "wrist"},
+                {FB_RANGE_ANKLE, "ankle"}, {FB_RANGE_ANKLE, "foot"}, {FB_RANGE_TOE, "toe"}};
+    for (int k = 0; k < n; k++) {
+        fb_error err;
+        fb_clip* c = fb_clip_load(names[k], NULL, NULL, &err);
+        ck_assert_msg(c, "%s", err.msg);
+        fb_character* ch = with_bundled_rules(c);
+        const fb_model* m = ch->model;
+        int count[FB_RANGE_NKIND] = {0}, nrange = 0, nwidened = 0, ncapped = 0;
+        for (int i = 0; i < c->njoint; i++) {
+            const fb_joint_range* r = &ch->range[i];
+            const int b = ch->body_of_joint[i];
+            char lower[FB_NAME_MAX];
+            for (int j = 0; j < FB_NAME_MAX; j++) {
+                lower[j] = (char)tolower((unsigned char)c->joint[i].name[j]);
+            }
+            for (size_t w = 0; w < sizeof NEED / sizeof NEED[0]; w++) {
+                const bool named = strstr(lower, NEED[w].word) && !strstr(lower, "hipjoint") &&
+                                   !(NEED[w].kind == FB_RANGE_HIP && strcmp(lower, "hips") == 0) &&
+                                   !(NEED[w].kind == FB_RANGE_SHOULDER && strstr(lower, "fore"));
+                ck_assert_msg(!named || (r->rule >= 0 && r->kind == NEED[w].kind),
+                              "%s: %s has no %s range", names[k], c->joint[i].name,
+                              fb_range_kind_name(NEED[w].kind));
+            }
+            ck_assert_int_eq(m->limit[b].on, r->rule >= 0 && ch->role[i] == FB_ROLE_BODY);
+            if (r->rule < 0) {
+                continue;
+            }
+            count[r->kind]++;
+            nrange++;
+            ck_assert(r->share > 0.0 && r->share <= 1.0);
+            ck_assert(m->jtype[b] == (fb_range_kind_is_hinge(r->kind) ? FB_JOINT_REVOLUTE
+                                                                      : FB_JOINT_SPHERICAL));
+            /* the hinges' stops as the bounds say, on the right sides of straight */
+            if (m->jtype[b] == FB_JOINT_REVOLUTE) {
+                fb_ck_near(m->limit[b].hi - m->limit[b].lo, r->bound[0] + r->bound[1], 0.0,
+                           1e-9);
+            }
+            double widest = 0.0;
+            for (int s = 0; s < 4; s++) {
+                widest = fmax(widest, r->bound[s]);
+            }
+            ck_assert(!r->capped || fabs(widest - FB_RANGE_SWING_MAX) < 1e-12);
+            ncapped += r->capped;
+            for (int s = 0; s < FB_RANGE_NBOUND; s++) {
+                nwidened += r->widened[s] > 0.0;
+                ck_assert_msg(r->widened[s] == 0.0 || (r->frame[s] >= 0 && r->frame[s] < c->nframe),
+                              "%s %s: widened without a frame", names[k], c->joint[i].name);
+            }
+        }
+        ck_assert_msg(count[FB_RANGE_KNEE] == 2 && count[FB_RANGE_ELBOW] == 2 &&
+                          count[FB_RANGE_HIP] == 2 && count[FB_RANGE_ANKLE] == 2 &&
+                          count[FB_RANGE_WRIST] >= 2 && count[FB_RANGE_SHOULDER] >= 2 &&
+                          count[FB_RANGE_SPINE] >= 1 && count[FB_RANGE_NECK] >= 1,
+                      "%s: ranges missing", names[k]);
+        /* every frame inside, as the simulation sees the clip */
+        fb_motion* mo = fb_motion_from_clip(c, ch, 0.0, 0, 0, &err);
+        ck_assert_msg(mo, "%s", err.msg);
+        double worst = -INFINITY;
+        int worst_b = 0, worst_f = 0;
+        for (int f = 0; f < mo->nframe; f++) {
+            for (int b = 1; b < m->nbody; b++) {
+                /* a range the clip would widen past FB_RANGE_SWING_MAX stops there (noted) */
+                if (!m->limit[b].on || ch->range[ch->joint_of_body[b]].capped) {
+                    continue;
+                }
+                const double p = past_limit(m, b, mo->q + (size_t)f * (size_t)mo->nq + m->q_adr[b]);
+                if (p > worst) {
+                    worst = p;
+                    worst_b = b;
+                    worst_f = f;
+                }
+            }
+        }
+        printf("%s: %d joints with ranges (%d bounds widened to hold the clip, %d capped at 175 "
+               "deg); nearest a bound: %s at frame %d, %.2e past\n",
+               strrchr(names[k], '/') + 1, nrange, nwidened, ncapped, m->name[worst_b], worst_f,
+               worst);
+        ck_assert_msg(worst < 1e-9, "%s: %s at frame %d is %g past its range", names[k],
+                      m->name[worst_b], worst_f, worst);
+        fb_motion_destroy(mo);
+        fb_character_destroy(ch);
+        fb_clip_destroy(c);
+    }
+}
+END_TEST
+
+/* Joints of legs_clip, in file order after the root; each has Z X Y rotation channels. */
+enum { L_HIP, L_KNEE, L_ANKLE, R_HIP, R_KNEE, R_ANKLE, CHEST, LEGS_NJOINT };
+#define LEGS_NCOL (3 * LEGS_NJOINT)
+/* The column of joint j's rotation about axis 'X', 'Y' or 'Z' in a legs_clip row. */
+static int col(int j, char axis) {
+    return 3 * j + (axis == 'Z' ? 0 : (axis == 'X' ? 1 : 2));
+}
+
+/* A two-legged skeleton with a chest (cm; left = +x, forward = +z, so a rotation about +x
+ * swings a hanging bone backward and about +z a left bone outward) whose left knee's rest is
+ * bent backward by `rest_bend` deg; frame f's rotations (deg) are rows[f]. */
+static fb_clip* legs_clip(double rest_bend, double (*rows)[LEGS_NCOL], int nframe) {
+    static char text[1 << 17];
+    const double rb = rest_bend * FB_PI / 180.0;
+    int n = snprintf(text, sizeof text,
+                     "HIERARCHY\nROOT Hips\n{\n OFFSET 0 0 0\n"
+                     " CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n");
+    for (int side = 0; side < 2; side++) {
+        n += snprintf(text + n, sizeof text - (size_t)n,
+                      " JOINT %sHip\n {\n  OFFSET %d -5 0\n  CHANNELS 3 Zrotation Xrotation "
+                      "Yrotation\n  JOINT %sKnee\n  {\n   OFFSET 0 -42 0\n   CHANNELS 3 "
+                      "Zrotation Xrotation Yrotation\n   JOINT %sAnkle\n   {\n    OFFSET 0 %.9f "
+                      "%.9f\n    CHANNELS 3 Zrotation Xrotation Yrotation\n    End Site\n    {\n"
+                      "     OFFSET 0 -6 14\n    }\n   }\n  }\n }\n",
+                      side ? "Right" : "Left", side ? -10 : 10, side ? "Right" : "Left",
+                      side ? "Right" : "Left", side ? -42.0 : -42.0 * cos(rb),
+                      side ? 0.0 : -42.0 * sin(rb));
+    }
+    n += snprintf(text + n, sizeof text - (size_t)n,
+                  " JOINT Chest\n {\n  OFFSET 0 10 0\n  CHANNELS 3 Zrotation Xrotation Yrotation\n"
+                  "  End Site\n  {\n   OFFSET 0 60 0\n  }\n }\n}\nMOTION\nFrames: %d\n"
+                  "Frame Time: 0.01\n",
+                  nframe);
+    for (int f = 0; f < nframe; f++) {
+        n += snprintf(text + n, sizeof text - (size_t)n, "0 95 0 0 0 0");
+        for (int k = 0; k < LEGS_NCOL; k++) {
+            n += snprintf(text + n, sizeof text - (size_t)n, " %.9f", rows[f][k]);
+        }
+        n += snprintf(text + n, sizeof text - (size_t)n, "\n");
+    }
+    fb_error err;
+    fb_clip* c = parse(text, &err);
+    ck_assert_msg(c, "%s", err.msg);
+    return c;
+}
+
+/* legs_clip moving only the left knee: knee(f) deg about x at frame f (at most 64 frames). */
+static fb_clip* left_knee_clip(double rest_bend, double (*knee)(int), int nframe) {
+    static double rows[64][LEGS_NCOL];
+    memset(rows, 0, sizeof rows);
+    for (int f = 0; f < nframe; f++) {
+        rows[f][col(L_KNEE, 'X')] = knee(f);
+    }
+    return legs_clip(rest_bend, rows, nframe);
+}
+
+/* The widened amounts (deg) of clip joint `name`'s six bounds. */
+static void widened_deg(const fb_clip* c, const fb_character* ch, const char* name, double* w) {
+    const fb_joint_range* r = &ch->range[fb_clip_joint_by_name(c, name)];
+    ck_assert_msg(r->rule >= 0, "%s has no range", name);
+    for (int k = 0; k < FB_RANGE_NBOUND; k++) {
+        w[k] = r->widened[k] / DEG_RAD;
+    }
+}
+
+/* The ranges point the way anatomy does: poses just inside a bound widen nothing, poses past
+ * one widen that bound alone, by the excess, mirrored between the left and right hips (hip
+ * flexion 120 / extension 30 / abduction 45 / adduction 30 / medial rotation 45 deg; the
+ * chest's spine 80 / 25; the ankle's dorsiflexion 20 / plantarflexion 50). */
+START_TEST(ranges_follow_the_anatomy) {
+    static double rows[16][LEGS_NCOL];
+    memset(rows, 0, sizeof rows);
+    rows[1][col(L_HIP, 'X')] = -110.0; /* flexion (thigh forward), inside */
+    rows[2][col(L_HIP, 'X')] = 40.0;   /* extension, 10 past */
+    rows[3][col(L_HIP, 'Z')] = 40.0;   /* abduction (outward, +x), inside */
+    rows[4][col(L_HIP, 'Z')] = -35.0;  /* adduction, 5 past */
+    rows[5][col(L_HIP, 'Y')] = -50.0;  /* medial rotation (front toward the midline), 5 past */
+    rows[6][col(L_HIP, 'Y')] = 40.0;   /* lateral rotation, inside */
+    rows[7][col(R_HIP, 'X')] = 33.0;   /* extension, 3 past */
+    rows[8][col(R_HIP, 'Z')] = -50.0;  /* abduction (outward, -x), 5 past */
+    rows[9][col(R_HIP, 'Z')] = 25.0;   /* adduction, inside */
+    rows[10][col(R_HIP, 'Y')] = 52.0;  /* medial rotation, 7 past */
+    rows[11][col(CHEST, 'X')] = 70.0;  /* flexion (forward), inside */
+    rows[12][col(CHEST, 'X')] = -30.0; /* extension, 5 past */
+    rows[13][col(L_ANKLE, 'X')] = -24.0; /* dorsiflexion (toes up), 4 past */
+    rows[14][col(L_ANKLE, 'X')] = 45.0;  /* plantarflexion, inside */
+    rows[15][col(L_KNEE, 'X')] = 60.0;   /* the knees bend backward */
+    rows[15][col(R_KNEE, 'X')] = 60.0;
+    fb_clip* c = legs_clip(0.0, rows, 16);
+    fb_character* ch = with_bundled_rules(c);
+    static const struct {
+        const char* joint;
+        double want[FB_RANGE_NBOUND]; /* flexion, extension, abduction, adduction, medial,
+                                         lateral (ankle: dorsiflexion, plantarflexion, ...) */
+    } WANT[] = {{"LeftHip", {0, 10, 0, 5, 5, 0}},
+                {"RightHip", {0, 3, 5, 0, 7, 0}},
+                {"Chest", {0, 5, 0, 0, 0, 0}},
+                {"LeftAnkle", {4, 0, 0, 0, 0, 0}},
+                {"LeftKnee", {0, 0, 0, 0, 0, 0}},
+                {"RightKnee", {0, 0, 0, 0, 0, 0}}};
+    for (size_t k = 0; k < sizeof WANT / sizeof WANT[0]; k++) {
+        double w[FB_RANGE_NBOUND];
+        widened_deg(c, ch, WANT[k].joint, w);
+        printf("%-9s widened by %.6f %.6f %.6f %.6f %.6f %.6f deg\n", WANT[k].joint, w[0], w[1],
+               w[2], w[3], w[4], w[5]);
+        const fb_range_kind kind = ch->range[fb_clip_joint_by_name(c, WANT[k].joint)].kind;
+        for (int s = 0; s < FB_RANGE_NBOUND; s++) {
+            ck_assert_msg(fabs(w[s] - WANT[k].want[s]) < 1e-6, "%s: %s widened by %g deg, not %g",
+                          WANT[k].joint, fb_range_bound_name(kind, s), w[s], WANT[k].want[s]);
+        }
+    }
+    fb_character_destroy(ch);
+    fb_clip_destroy(c);
+}
+END_TEST
+
+/* A clip that bends a knee 10 deg backward at one frame: the knee's extension stop (at the
+ * straight leg) is widened by exactly that and the range says which frame. */
+static double knee_once_backward(int f) {
+    return f == 40 ? -10.0 : 30.0 + 25.0 * sin(0.2 * f);
+}
+
+START_TEST(a_knee_bent_backward_widens_its_stop) {
+    fb_clip* c = left_knee_clip(0.0, knee_once_backward, 60);
+    fb_character* ch = with_bundled_rules(c);
+    const int i = fb_clip_joint_by_name(c, "LeftKnee"), b = ch->body_of_joint[i];
+    const fb_joint_range* r = &ch->range[i];
+    ck_assert_int_eq(r->kind, FB_RANGE_KNEE);
+    printf("knee bent 10 deg backward at frame 40: extension %.6f deg (widened %.6f at frame "
+           "%d), flexion %.3f deg; limit [%.6f, %.3f] deg\n",
+           r->bound[1] / DEG_RAD, r->widened[1] / DEG_RAD, r->frame[1], r->bound[0] / DEG_RAD,
+           ch->model->limit[b].lo / DEG_RAD, ch->model->limit[b].hi / DEG_RAD);
+    fb_ck_near(r->widened[1], 10.0 * DEG_RAD, 0.0, 1e-6);
+    ck_assert_int_eq(r->frame[1], 40);
+    fb_ck_near(r->bound[0], 135.0 * DEG_RAD, 0.0, 1e-12); /* flexion untouched */
+    ck_assert(r->widened[0] == 0.0);
+    /* the model's stop: 10 deg the other side of straight (q = 0 here), flexion positive */
+    fb_ck_near(ch->model->limit[b].lo, -10.0 * DEG_RAD, 0.0, 1e-6);
+    fb_ck_near(ch->model->limit[b].hi, 135.0 * DEG_RAD, 0.0, 1e-9);
+    bool noted = false;
+    for (int k = 0; k < ch->nwarn && k < FB_CLIP_MAX_WARN; k++) {
+        noted = noted || (strstr(ch->warn[k], "LeftKnee extension by 10.0 deg (frame 40)") != NULL);
+    }
+    ck_assert_msg(noted, "no warning names the widened knee");
+    /* the other knee, never bent back, keeps its stop at straight */
+    const int ir = fb_clip_joint_by_name(c, "RightKnee");
+    ck_assert(ch->range[ir].widened[1] == 0.0);
+    fb_character_destroy(ch);
+    fb_clip_destroy(c);
+}
+END_TEST
+
+/* A rig whose rest knee is bent 30 deg: the knee's range still stops at the straight leg (the
+ * angle where the shank lies along the thigh, checked by turning the rest shank there), not at
+ * the rest pose. */
+static double knee_from_short_of_straight(int f) {
+    return -25.0 + 80.0 * f / 49.0; /* from 5 deg short of straight to 55 deg bent */
+}
+
+START_TEST(a_bent_rest_knee_still_stops_straight) {
+    fb_clip* c = left_knee_clip(30.0, knee_from_short_of_straight, 50);
+    fb_character* ch = with_bundled_rules(c);
+    const int i = fb_clip_joint_by_name(c, "LeftKnee"), b = ch->body_of_joint[i];
+    const fb_joint_limit* L = &ch->model->limit[b];
+    const fb_v3 h = ch->model->axis[b];
+    /* the rest shank turned to the extension stop lies along the thigh (straight down) */
+    const fb_v3 shank = {0.0, -cos(30.0 * DEG_RAD), -sin(30.0 * DEG_RAD)};
+    const fb_v3 at_stop = fb_quat_rotate(fb_quat_from_axis_angle(h, L->lo), shank);
+    printf("rest knee bent 30 deg: stops [%.6f, %.6f] deg; the shank at the extension stop "
+           "(%.2e %.6f %.2e)\n",
+           L->lo / DEG_RAD, L->hi / DEG_RAD, at_stop.x, at_stop.y, at_stop.z);
+    fb_ck_near(at_stop.y, -1.0, 0.0, 1e-12);
+    fb_ck_near(L->lo, -30.0 * DEG_RAD, 0.0, 1e-9);
+    fb_ck_near(L->hi - L->lo, 135.0 * DEG_RAD, 0.0, 1e-9);
+    ck_assert(ch->range[i].widened[0] == 0.0 && ch->range[i].widened[1] == 0.0);
+    fb_character_destroy(ch);
+    fb_clip_destroy(c);
+}
+END_TEST
+
+/* The ranges section is parsed as strictly as the rest: wrong kinds, unknown or missing keys,
+ * bad bounds and shares are errors naming the field. */
+START_TEST(range_rules_are_checked) {
+    static const rules_case CASES[] = {
+        {"{\"ranges\": [{\"kind\": \"tail\", \"match\": [\"x\"]}]}", "ranges[0].kind: expected"},
+        {"{\"ranges\": [{\"kind\": \"knee\", \"match\": [\"knee\"], \"flexion\": 135, "
+         "\"extension\": 0, \"twist\": 3}]}",
+         "ranges[0].twist: unknown key for a knee range (expected kind, match, share, flexion, "
+         "extension)"},
+        {"{\"ranges\": [{\"kind\": \"knee\", \"match\": [\"knee\"], \"flexion\": 135}]}",
+         "ranges[0].extension: missing"},
+        {"{\"ranges\": [{\"kind\": \"hip\", \"match\": [\"hip\"], \"flexion\": 120, "
+         "\"extension\": 0, \"abduction\": 45, \"adduction\": 30, \"medial_rotation\": 45, "
+         "\"lateral_rotation\": 45}]}",
+         "ranges[0].extension: expected degrees, more than 0"},
+        {"{\"ranges\": [{\"kind\": \"toe\", \"match\": [\"toe\"], \"flexion\": 200, "
+         "\"extension\": 70}]}",
+         "ranges[0].flexion: expected degrees, 0 to 180"},
+        {"{\"ranges\": [{\"kind\": \"toe\", \"match\": [], \"flexion\": 45, \"extension\": 70}]}",
+         "ranges[0].match: expected a non-empty list"},
+        {"{\"ranges\": [{\"kind\": \"toe\", \"match\": [\"toe\"], \"share\": [1, 0], "
+         "\"flexion\": 45, \"extension\": 70}]}",
+         "ranges[0].share: expected 1 to 8 fractions in (0, 1]"},
+        {"{\"ranges\": [{\"kind\": \"toe\", \"match\": [\"toe\"], \"twist_share\": [1], "
+         "\"flexion\": 45, \"extension\": 70}]}",
+         "ranges[0].twist_share: unknown key"},
+        {"{\"ranges\": {\"kind\": \"toe\"}}", "ranges: expected an array"},
+    };
+    expect_rules_refused("ranges", CASES, sizeof CASES / sizeof CASES[0]);
 }
 END_TEST
 
@@ -1303,6 +1658,11 @@ static Suite* mocap_suite(void) {
     tcase_add_test(tc, six_channel_clips_are_articulated_characters);
     tcase_add_test(tc, stretched_bones_are_measured_and_exported_as_the_input);
     tcase_add_test(tc, six_channel_clips_face_the_original_way);
+    tcase_add_test(tc, shared_clips_lie_inside_their_joint_ranges);
+    tcase_add_test(tc, a_knee_bent_backward_widens_its_stop);
+    tcase_add_test(tc, a_bent_rest_knee_still_stops_straight);
+    tcase_add_test(tc, ranges_follow_the_anatomy);
+    tcase_add_test(tc, range_rules_are_checked);
     suite_add_tcase(s, tc);
     return s;
 }

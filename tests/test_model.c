@@ -1,10 +1,12 @@
 /* The model: validation of bodies, coordinate bookkeeping, the configuration manifold
  * (integrate / difference) and the benchmark models against BENCH_MODELS.md's own numbers. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "math/quat.h"
 #include "math/spatial.h"
+#include "model/limit.h"
 #include "support.h"
 
 static fb_body_def body(const char* name, int parent, fb_joint_type j) {
@@ -269,6 +271,132 @@ START_TEST(capsule_inertia_matches_numerical_integration) {
 }
 END_TEST
 
+/* ---- joint ranges (model/limit.c) --------------------------------------------------------- */
+
+/* A random elliptic limit: any neutral, swing axis and twist axis, bounds 5-150 deg. */
+static fb_joint_limit random_ellipse(scene_rng* r) {
+    fb_joint_limit L = {.on = true, .elliptic = true, .lo = -1.0, .hi = 1.0};
+    L.neutral = scene_rng_unit(r);
+    const fb_v3 t = scene_rng_unit(r);
+    const fb_v3 u = fb_v3_sub(t, fb_v3_scale(L.neutral, fb_v3_dot(t, L.neutral)));
+    L.swing_axis = fb_v3_scale(u, 1.0 / fb_v3_norm(u));
+    L.twist_axis = scene_rng_unit(r);
+    for (int k = 0; k < 2; k++) {
+        L.swing_lo[k] = -scene_rng_uniform(r, 5.0, 150.0) * FB_PI / 180.0;
+        L.swing_hi[k] = scene_rng_uniform(r, 5.0, 150.0) * FB_PI / 180.0;
+    }
+    return L;
+}
+
+/* The swing and twist rows against central differences of the oracle's g and of the twist
+ * angle along random angular velocities (child coordinates: q(h) = q exp(h w)), at random
+ * rotations 3 deg or more away from the neutral and its opposite. */
+START_TEST(limit_rows_match_finite_differences) {
+    scene_rng r = scene_rng_make(17);
+    const double h = 1e-6;
+    double worst_swing = 0.0, worst_depth = 0.0, worst_twist = 0.0, worst_cone = 0.0;
+    int n = 0;
+    while (n < 2000) {
+        const fb_joint_limit L = random_ellipse(&r);
+        const fb_quat q = scene_rng_quat(&r);
+        const fb_v3 b = fb_quat_rotate(q, L.twist_axis);
+        if (fb_v3_norm(fb_v3_cross(L.neutral, b)) < sin(3.0 * FB_PI / 180.0)) {
+            continue;
+        }
+        n++;
+        const fb_v3 w = scene_rng_unit(&r);
+        const fb_quat qp = fb_quat_mul(q, fb_quat_exp(fb_v3_scale(w, h)));
+        const fb_quat qm = fb_quat_mul(q, fb_quat_exp(fb_v3_scale(w, -h)));
+        double G[2], Gp[2], Gm[2];
+        const double g = ck_swing_g(&L, q, G);
+        const double fd = (ck_swing_g(&L, qp, Gp) - ck_swing_g(&L, qm, Gm)) / (2.0 * h);
+        fb_v3 nrow;
+        double depth;
+        ck_assert(fb_limit_swing(&L, q, &nrow, &depth));
+        ck_assert(fabs(fb_v3_norm(nrow) - 1.0) < 1e-12);
+        /* the library's g is the oracle's */
+        double sl[2];
+        fb_limit_swing_coords(&L, q, sl);
+        worst_depth = fmax(worst_depth, fabs(fb_limit_ellipse(&L, sl, NULL) - g));
+        /* n is the unit direction of steepest growth: g grows along it at |gdot| > 0, along w
+         * at |gdot| n . w; and depth = (g - 1) / |gdot| */
+        const fb_quat qn_p = fb_quat_mul(q, fb_quat_exp(fb_v3_scale(nrow, h)));
+        const fb_quat qn_m = fb_quat_mul(q, fb_quat_exp(fb_v3_scale(nrow, -h)));
+        const double rate = (ck_swing_g(&L, qn_p, Gp) - ck_swing_g(&L, qn_m, Gm)) / (2.0 * h);
+        ck_assert_msg(rate > 0.0, "g falls along the row (%g)", rate);
+        worst_swing = fmax(worst_swing, fabs(rate * fb_v3_dot(nrow, w) - fd) / fmax(1.0, fabs(fd)));
+        worst_depth = fmax(worst_depth, fabs(depth - (g - 1.0) / rate) / fmax(1.0, fabs(depth)));
+        /* twist: tau' = T . w */
+        fb_v3 T;
+        const double tau = fb_limit_twist(L.twist_axis, q, &T);
+        const double tp = fb_quat_twist(qp, L.twist_axis), tm = fb_quat_twist(qm, L.twist_axis);
+        if (fabs(tau) < 3.0) { /* away from the wrap at +-pi */
+            worst_twist = fmax(worst_twist, fabs(fb_v3_dot(T, w) - (tp - tm) / (2.0 * h)));
+        }
+        /* the circular cone: depth = angle between a and b - swing, growing along n */
+        fb_joint_limit C = {.on = true, .swing = 0.5, .twist_axis = L.twist_axis};
+        if (fb_limit_swing(&C, q, &nrow, &depth)) {
+            const fb_v3 a = C.twist_axis;
+            const double ap = acos(fmax(-1.0, fmin(1.0, fb_v3_dot(a, fb_quat_rotate(qp, a)))));
+            const double am = acos(fmax(-1.0, fmin(1.0, fb_v3_dot(a, fb_quat_rotate(qm, a)))));
+            worst_cone = fmax(worst_cone, fabs(fb_v3_dot(nrow, w) - (ap - am) / (2.0 * h)));
+        }
+    }
+    printf("limit rows vs central differences over %d rotations: swing %.1e, depth %.1e, twist "
+           "%.1e, cone %.1e\n",
+           n, worst_swing, worst_depth, worst_twist, worst_cone);
+    ck_assert_msg(worst_swing < 1e-6, "swing row off by %g", worst_swing);
+    ck_assert_msg(worst_depth < 1e-6, "depth off by %g", worst_depth);
+    ck_assert_msg(worst_twist < 1e-6, "twist row off by %g", worst_twist);
+    ck_assert_msg(worst_cone < 1e-6, "cone row off by %g", worst_cone);
+}
+END_TEST
+
+/* Elliptic limits: a bad neutral, swing axis or bound is refused naming the field; a good one
+ * is stored with unit axes and the circumscribing cone as `swing`. */
+START_TEST(elliptic_limits_are_checked) {
+    fb_error err;
+    fb_model* m = ck_model(fb_model_create(1, NULL, &err), &err);
+    fb_body_def def = body("a", 0, FB_JOINT_SPHERICAL);
+    const fb_joint_limit good = {.on = true,
+                                 .lo = -0.5,
+                                 .hi = 0.5,
+                                 .twist_axis = {0, -2, 0},
+                                 .elliptic = true,
+                                 .neutral = {0, -3, 0},
+                                 .swing_axis = {1, 1, 0},
+                                 .swing_lo = {-0.5, -0.2},
+                                 .swing_hi = {2.0, 0.7}};
+    static const struct {
+        int field;
+        const char* says;
+    } CASES[] = {{0, "limit.neutral"}, {1, "limit.swing_axis"}, {2, "limit.swing_lo/hi[0]"},
+                 {3, "limit.swing_lo/hi[1]"}};
+    for (size_t k = 0; k < sizeof CASES / sizeof CASES[0]; k++) {
+        def.limit = good;
+        if (CASES[k].field == 0) {
+            def.limit.neutral = fb_v3_zero();
+        } else if (CASES[k].field == 1) {
+            def.limit.swing_axis = fb_v3_make(0, 5, 0); /* along the neutral */
+        } else if (CASES[k].field == 2) {
+            def.limit.swing_lo[0] = 0.1; /* the neutral outside */
+        } else {
+            def.limit.swing_hi[1] = 4.0; /* past pi */
+        }
+        ck_assert_int_eq(fb_model_add_body(m, &def, NULL, &err), FB_EINVAL);
+        ck_assert_msg(strstr(err.msg, CASES[k].says), "'%s' lacks '%s'", err.msg, CASES[k].says);
+    }
+    def.limit = good;
+    ck_assert_msg(fb_model_add_body(m, &def, NULL, &err) == FB_OK, "%s", err.msg);
+    const fb_joint_limit* L = &m->limit[1];
+    fb_ck_near(L->swing, 2.0, 0.0, 0.0);
+    fb_ck_near(L->neutral.y, -1.0, 0.0, 1e-15);
+    fb_ck_near(L->swing_axis.x, 1.0, 0.0, 1e-15); /* made square to the neutral */
+    fb_ck_near(L->twist_axis.y, -1.0, 0.0, 1e-15);
+    fb_model_destroy(m);
+}
+END_TEST
+
 static Suite* model_suite(void) {
     Suite* s = suite_create("model");
     TCase* tc = tcase_create("model");
@@ -281,6 +409,8 @@ static Suite* model_suite(void) {
     tcase_add_test(tc, humanoid_matches_bench_models_table);
     tcase_add_test(tc, bender_trees_match_bench_models_table);
     tcase_add_test(tc, capsule_inertia_matches_numerical_integration);
+    tcase_add_test(tc, limit_rows_match_finite_differences);
+    tcase_add_test(tc, elliptic_limits_are_checked);
     suite_add_tcase(s, tc);
     return s;
 }

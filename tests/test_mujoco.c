@@ -77,6 +77,25 @@ static fb_model* with_mujoco_inertia(const fb_model* m, const mjModel* mj, const
     return out;
 }
 
+/* Every limited hinge of m is a limited MuJoCo hinge with the same range. */
+static void check_ranges(const fb_model* m, const mjModel* mj, const char* label) {
+    int n = 0;
+    for (int b = 1; b < m->nbody; b++) {
+        if (m->jtype[b] != FB_JOINT_REVOLUTE || !m->limit[b].on) {
+            continue;
+        }
+        const int j = mj_name2id(mj, mjOBJ_JOINT, m->name[b]);
+        ck_assert_msg(j >= 0, "%s: MuJoCo has no joint '%s'", label, m->name[b]);
+        ck_assert_msg(mj->jnt_limited[j], "%s: MuJoCo's '%s' is not limited", label, m->name[b]);
+        fb_ck_near(mj->jnt_range[2 * j], m->limit[b].lo, 0.0, 1e-15);
+        fb_ck_near(mj->jnt_range[2 * j + 1], m->limit[b].hi, 0.0, 1e-15);
+        n++;
+    }
+    if (n > 0) {
+        printf("%s: %d limited hinges read back by MuJoCo with their ranges\n", label, n);
+    }
+}
+
 /* Exports m, loads it in MuJoCo with contacts off, and compares NSTATE random states on
  * identical inertias. */
 static void cross_check(const char* label, const fb_model* m0, uint64_t seed) {
@@ -89,7 +108,10 @@ static void cross_check(const char* label, const fb_model* m0, uint64_t seed) {
     ck_assert_msg(mj, "%s: MuJoCo: %s", label, mjerr);
     unlink(path);
     rmdir(dir);
-    mj->opt.disableflags |= mjDSBL_CONTACT;
+    /* the dynamics are compared without constraints: our ABA has neither contacts nor joint
+     * limits (those are the world's rows); the hinge ranges must still arrive as written */
+    mj->opt.disableflags |= mjDSBL_CONTACT | mjDSBL_LIMIT;
+    check_ranges(m0, mj, label);
     fb_model* m = with_mujoco_inertia(m0, mj, label);
     ck_assert_int_eq(mj->nq, m->nq);
     ck_assert_int_eq(mj->nv, m->nv);

@@ -437,7 +437,10 @@ START_TEST(head_torso_and_leg_hits_react_and_recover) {
         ck_assert_msg(r.status == FB_OK, "%s: %s", specs[k], r.msg);
         print_hit(specs[k], &r.hit[0]);
         ck_assert_msg(r.hit[0].touched, "%s: the ball missed", specs[k]);
-        ck_assert_msg(r.hit[0].peak_err >= 0.02, "%s: peak %g m", specs[k], r.hit[0].peak_err);
+        /* a visible reaction: 1.5 cm. The chest hit from the back gives 1.9 cm since the joint
+         * ranges (2.4 cm before them): the spine's extension, 25 deg over three joints, stops
+         * the chest going back */
+        ck_assert_msg(r.hit[0].peak_err >= 0.015, "%s: peak %g m", specs[k], r.hit[0].peak_err);
         ck_assert_msg(!isnan(r.hit[0].recover_time) && r.hit[0].recover_time <= 1.5,
                       "%s: recovery %g s", specs[k], r.hit[0].recover_time);
     }
@@ -452,7 +455,7 @@ START_TEST(a_hit_too_strong_ends_as_a_fall_not_an_explosion) {
      * this hit) */
     w.g.root.max_force = 485.0;
     w.g.root.max_torque = 121.0;
-    const fb_hit h = hit("time=1.2,target=Head,mass=5,speed=15,radius=0.15");
+    const fb_hit h = hit("time=1.2,target=Head,mass=5,speed=25,radius=0.15");
     const run_result r = run_frames(&w, &h, 1, 600); /* 5 s: time to fall */
     printf("5 kg at 15 m/s on the head, assisted root: status %s, root height at the end %.3f m "
            "(clip %.3f m), deepest penetration %.2f mm\n",

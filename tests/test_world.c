@@ -317,6 +317,121 @@ START_TEST(ball_joint_chain_stays_within_cone_and_twist) {
 }
 END_TEST
 
+/* A 30 cm rod hanging from the world on one joint of type t with limit lim, in zero gravity,
+ * with joint damping so that a steady push settles. */
+static fb_model* pushed_rod(fb_joint_type t, const fb_joint_limit* lim) {
+    fb_error err;
+    fb_model* m = ck_model(fb_model_create(1, NULL, &err), &err);
+    fb_body_def def = fb_default_body_def();
+    def.name = "rod";
+    def.joint = t;
+    def.axis = fb_v3_make(0, 0, 1);
+    def.inertia = fb_rbi_box(700.0, fb_v3_make(0.04, 0.3, 0.04), fb_v3_make(0, -0.15, 0));
+    def.limit = *lim;
+    def.damping = 0.3;
+    ck_assert_msg(fb_model_add_body(m, &def, NULL, &err) == FB_OK, "%s", err.msg);
+    ck_assert_int_eq(fb_model_set_gravity(m, fb_v3_zero(), &err), FB_OK);
+    ck_assert_msg(fb_model_finalize(m, &err) == FB_OK, "%s", err.msg);
+    return m;
+}
+
+/* Pushes the rod for 2 s with a torque of 2 N m about `dir` (joint frame; for a hinge, its
+ * sign), or about the rod's own axis with twist != 0; returns its final q (4 numbers). Fails
+ * if a limit is ever passed by more than 0.5 deg on the way. */
+static void push_rod(const fb_model* m, fb_v3 dir, double twist, double* q_end) {
+    fb_world_opts o = fb_default_world_opts();
+    o.ground = false;
+    fb_world* w = ck_world(1, &m, &o);
+    fb_data* d = fb_world_data(w, 0);
+    for (int k = 0; k < (int)(2.0 / o.dt); k++) {
+        if (m->jtype[1] == FB_JOINT_REVOLUTE) {
+            d->tau[0] = 2.0 * dir.z;
+        } else {
+            const fb_m3 R = fb_quat_to_m3(fb_quat_load(d->q));
+            const fb_v3 t = twist != 0.0 ? fb_v3_scale(m->limit[1].twist_axis, 2.0 * twist)
+                                         : fb_m3_tr_mv(R, fb_v3_scale(dir, 2.0));
+            d->tau[0] = t.x;
+            d->tau[1] = t.y;
+            d->tau[2] = t.z;
+        }
+        ck_step(w);
+        const double past = fb_world_get_stats(w)->max_limit_violation;
+        ck_assert_msg(past < 0.5 * DEG, "passed a limit by %g deg at step %d", past / DEG, k);
+    }
+    memcpy(q_end, d->q, (size_t)m->nq * sizeof(double));
+    fb_world_destroy(w);
+}
+
+/* A ball joint with an elliptic range (flexion 60, extension 20, abduction 40, adduction 10
+ * deg about a hanging rod, twist +-30) pushed toward each side stops on its boundary: straight
+ * out along an axis it rests at that axis's bound (the oracle's s within 0.05 deg), between
+ * two it slides to a boundary point of that quadrant; pushed about its own axis it stops at
+ * the twist bounds. */
+START_TEST(ball_joint_stops_at_its_ellipse) {
+    const fb_joint_limit lim = {.on = true,
+                                .lo = -30 * DEG,
+                                .hi = 30 * DEG,
+                                .twist_axis = {0, -1, 0},
+                                .elliptic = true,
+                                .neutral = {0, -1, 0},
+                                .swing_axis = {1, 0, 0},
+                                .swing_lo = {-20 * DEG, -10 * DEG},
+                                .swing_hi = {60 * DEG, 40 * DEG}};
+    fb_model* m = pushed_rod(FB_JOINT_SPHERICAL, &lim);
+    const fb_v3 u1 = lim.swing_axis, u2 = fb_v3_cross(lim.neutral, lim.swing_axis);
+    double worst = 0.0;
+    for (int k = 0; k < 8; k++) {
+        const double ang = k * FB_PI / 4.0;
+        const fb_v3 dir = fb_v3_add(fb_v3_scale(u1, cos(ang)), fb_v3_scale(u2, sin(ang)));
+        double q[4], grad[2];
+        push_rod(m, dir, 0.0, q);
+        const fb_quat qe = fb_quat_load(q);
+        const double g = ck_swing_g(&m->limit[1], qe, grad);
+        /* the oracle's s: its angle and direction */
+        const fb_v3 b = fb_quat_rotate(qe, lim.twist_axis);
+        const fb_v3 kk = fb_v3_cross(lim.neutral, b);
+        const double th = acos(fmin(1.0, fb_v3_dot(lim.neutral, b)));
+        const double s1 = th * fb_v3_dot(kk, u1) / fb_v3_norm(kk);
+        const double s2 = th * fb_v3_dot(kk, u2) / fb_v3_norm(kk);
+        printf("ball joint pushed at %3.0f deg: stops at s = (%6.2f, %6.2f) deg, g = %.6f\n",
+               ang / DEG, s1 / DEG, s2 / DEG, g);
+        worst = fmax(worst, fabs(g - 1.0));
+        ck_assert_msg(fabs(g - 1.0) < 1e-3, "push %d: g = %g, not on the boundary", k, g);
+        ck_assert_msg(s1 * cos(ang) > -1e-3 && s2 * sin(ang) > -1e-3, "push %d: wrong side", k);
+        if (k % 2 == 0) { /* along an axis: at that axis's bound */
+            const double want1 = k == 0 ? 60 * DEG : (k == 4 ? -20 * DEG : 0.0);
+            const double want2 = k == 2 ? 40 * DEG : (k == 6 ? -10 * DEG : 0.0);
+            ck_assert_msg(fabs(s1 - want1) < 0.05 * DEG && fabs(s2 - want2) < 0.05 * DEG,
+                          "push %d: s = (%g, %g) deg", k, s1 / DEG, s2 / DEG);
+        }
+    }
+    for (int sgn = -1; sgn <= 1; sgn += 2) {
+        double q[4];
+        push_rod(m, fb_v3_zero(), sgn, q);
+        const double tw = fb_quat_twist(fb_quat_load(q), lim.twist_axis);
+        printf("ball joint twisted %+d: stops at %.3f deg\n", sgn, tw / DEG);
+        ck_assert_msg(fabs(tw - sgn * 30 * DEG) < 0.05 * DEG, "twist %g deg", tw / DEG);
+    }
+    printf("ball joint: boundary reached to |g - 1| <= %.1e\n", worst);
+    fb_model_destroy(m);
+}
+END_TEST
+
+/* A hinge pushed either way stops at that stop. */
+START_TEST(hinge_stops_at_both_ends) {
+    const fb_joint_limit lim = {.on = true, .lo = -40 * DEG, .hi = 70 * DEG};
+    fb_model* m = pushed_rod(FB_JOINT_REVOLUTE, &lim);
+    for (int sgn = -1; sgn <= 1; sgn += 2) {
+        double q[1];
+        push_rod(m, fb_v3_make(0, 0, sgn), 0.0, q);
+        printf("hinge pushed %+d: stops at %.4f deg\n", sgn, q[0] / DEG);
+        ck_assert_msg(fabs(q[0] - (sgn > 0 ? lim.hi : lim.lo)) < 0.05 * DEG, "at %g deg",
+                      q[0] / DEG);
+    }
+    fb_model_destroy(m);
+}
+END_TEST
+
 /* A free-floating chain of three capsules on hinges, in zero gravity. */
 static fb_model* free_chain(void) {
     fb_error err;
@@ -923,6 +1038,8 @@ static Suite* world_suite(void) {
     tcase_add_test(tc, ball_bounces_to_e_squared);
     tcase_add_test(tc, ragdoll_comes_to_rest);
     tcase_add_test(tc, hinge_chain_stays_within_limits);
+    tcase_add_test(tc, ball_joint_stops_at_its_ellipse);
+    tcase_add_test(tc, hinge_stops_at_both_ends);
     tcase_add_test(tc, ball_joint_chain_stays_within_cone_and_twist);
     tcase_add_test(tc, impact_conserves_momentum_and_energy);
     tcase_add_test(tc, stepping_through_a_hit_conserves_momentum);

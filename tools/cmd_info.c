@@ -16,7 +16,8 @@ static const char USAGE[] =
     "detected length unit (and the evidence that decided it), up axis and meaning of non-root\n"
     "position channels, and the character built from it: joint types, DOF, per-body mass and\n"
     "shape, bones carried from position channels (bone_cm: length~largest deviation over the\n"
-    "clip), total mass, height, estimated hinge axes, and any warnings.\n"
+    "clip), total mass, height, estimated hinge axes, joint ranges (and where the clip widened\n"
+    "them), and any warnings.\n"
     "\n";
 
 /* Short channel names: Xp Yp Zp Xr Yr Zr. */
@@ -114,6 +115,44 @@ static void print_positions(const clip_args* a, const fb_clip* c, const fb_chara
     putchar('\n');
 }
 
+/* Each joint's range: its kind, its share of a chain's range, and every bound; a bound the clip
+ * went past shows by how much it was widened and at which frame. */
+static void print_ranges(const fb_clip* c, const fb_character* ch) {
+    bool any = false;
+    for (int i = 0; i < c->njoint; i++) {
+        const fb_joint_range* r = &ch->range[i];
+        if (r->rule < 0) {
+            continue;
+        }
+        if (!any) {
+            printf("\nranges (deg: the rules' table times the joint's share of its chain, swing/"
+                   "twist; \"+W@F\": widened by W to hold clip frame F)\n");
+            any = true;
+        }
+        printf("  %-16s %-8s %4.2f/%4.2f ", c->joint[i].name, fb_range_kind_name(r->kind),
+               r->share, r->twist_share);
+        for (int k = 0; k < FB_RANGE_NBOUND; k++) {
+            const char* name = fb_range_bound_name(r->kind, k);
+            if (!name) {
+                continue;
+            }
+            /* a symmetric pair (spine: lateral flexion either way) shares one name: "a/b" */
+            const bool second =
+                k % 2 == 1 && strcmp(name, fb_range_bound_name(r->kind, k - 1)) == 0;
+            if (second) {
+                printf("/%.1f", r->bound[k] * RAD_TO_DEG);
+            } else {
+                printf(" %s %.1f", name, r->bound[k] * RAD_TO_DEG);
+            }
+            if (r->widened[k] > 0.0) {
+                const double w = r->widened[k] * RAD_TO_DEG;
+                printf(" (+%.*f@%d)", w < 0.1 ? 2 : 1, w, r->frame[k]);
+            }
+        }
+        printf("%s\n", r->capped ? " (capped at 175)" : "");
+    }
+}
+
 static void print_info(const clip_args* a, const fb_clip* c, const fb_character* ch) {
     const fb_model* m = ch->model;
     int nend = 0, counts[5] = {0};
@@ -199,6 +238,7 @@ static void print_info(const clip_args* a, const fb_clip* c, const fb_character*
             putchar('\n');
         }
     }
+    print_ranges(c, ch);
     const int nw = c->nwarn + ch->nwarn;
     if (nw > 0) {
         printf("\nwarnings (%d)\n", nw);

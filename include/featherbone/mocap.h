@@ -163,6 +163,60 @@ typedef struct fb_rule_part {
     bool box;                     /* a box instead of a capsule (feet) */
 } fb_rule_part;
 
+/* Anatomical joint ranges (docs/MOCAP.md, "Joint ranges"). Each kind fixes how its bounds are
+ * measured: ball kinds as an elliptic swing of the bone from a neutral direction plus a twist
+ * about the bone, hinge kinds as an angle from the straight (knee, elbow) or rest (toe) pose. */
+typedef enum fb_range_kind {
+    FB_RANGE_HIP = 0,
+    FB_RANGE_KNEE = 1,
+    FB_RANGE_ANKLE = 2,
+    FB_RANGE_TOE = 3,
+    FB_RANGE_PELVIS = 4,
+    FB_RANGE_SPINE = 5,
+    FB_RANGE_NECK = 6,
+    FB_RANGE_SHOULDER = 7,
+    FB_RANGE_ELBOW = 8,
+    FB_RANGE_WRIST = 9
+} fb_range_kind;
+#define FB_RANGE_NKIND 10
+
+/* The six bounds of a range, by slot: 0/1 the swing toward flexion / extension, 2/3 toward
+ * abduction (away from the midline) / adduction, 4/5 the twist medial / lateral (medial: the
+ * front of the segment turning toward the midline). Hinge kinds use slots 0 and 1 only. What
+ * each slot is called for a kind (an ankle's slot 0 is dorsiflexion, a wrist's slot 4
+ * pronation): fb_range_bound_name. */
+#define FB_RANGE_NBOUND 6
+
+/* "hip", "knee", ...; NULL for a kind that does not exist. */
+FB_API const char* fb_range_kind_name(fb_range_kind k);
+
+/* The rules file's key for slot `slot` of kind k ("flexion", "dorsiflexion", "rotation"), or
+ * NULL where the kind has no such slot. Symmetric kinds (spine, neck, pelvis) give two slots
+ * the same key. */
+FB_API const char* fb_range_bound_name(fb_range_kind k, int slot);
+
+/* True for the kinds that apply to hinges (knee, elbow, toe); the others apply to ball joints. */
+FB_API bool fb_range_kind_is_hinge(fb_range_kind k);
+
+#define FB_RANGES_MAX 24
+#define FB_RANGE_MATCH_MAX 8
+#define FB_RANGE_SHARE_MAX 8
+/* One anatomical range of the rules: the joints it applies to and its bounds. Joints it
+ * matches that form a chain (each the child of the previous: CMU's lowerback, Chest, Chest2)
+ * share it: the joint k-th from the top carries share[k] of the swing bounds (slots 0-3) and
+ * twist_share[k] of the twist bounds (slots 4, 5) when the chain has that many joints, 1/n of
+ * every bound in a chain of n otherwise. */
+typedef struct fb_rule_range {
+    fb_range_kind kind;
+    int nmatch;
+    char match[FB_RANGE_MATCH_MAX][FB_PATTERN_MAX]; /* patterns, as for parts */
+    double bound[FB_RANGE_NBOUND];                  /* rad, by slot (0 where the kind has none) */
+    int nshare;
+    double share[FB_RANGE_SHARE_MAX]; /* fractions in (0, 1], top of the chain first */
+    int ntwist_share;                 /* 0 = as share */
+    double twist_share[FB_RANGE_SHARE_MAX];
+} fb_rule_range;
+
 typedef struct fb_rules {
     double density;       /* kg/m^3 */
     double default_radius; /* m, for joints no part pattern matches */
@@ -172,13 +226,16 @@ typedef struct fb_rules {
     char hinge[FB_RULES_MAX][FB_PATTERN_MAX]; /* joints made revolute */
     int ndrop;
     char drop[FB_RULES_MAX][FB_PATTERN_MAX]; /* joints frozen into their parent */
+    int nrange;
+    fb_rule_range range[FB_RANGES_MAX]; /* joint ranges; the first entry matching a joint wins */
 } fb_rules;
 
 /* Reads a rules file. FB_EIO / FB_EINVAL with the file and field named. */
 FB_API fb_status fb_rules_load(const char* path, fb_rules* rules, fb_error* err);
 
-/* Rules with no hinges and no drops: every rotating clip joint stays a ball joint, so a
- * clip -> character -> clip round trip is lossless (used by `featherbone convert`). */
+/* Rules with no hinges, no drops and no ranges: every rotating clip joint stays a free ball
+ * joint, so a clip -> character -> clip round trip is lossless (used by `featherbone
+ * convert`). */
 FB_API fb_rules fb_rules_lossless(void);
 
 typedef struct fb_build_opts {
@@ -225,6 +282,24 @@ typedef struct fb_bone_info {
     double max_dev;      /* m, the largest |length at a frame - length| */
 } fb_bone_info;
 
+/* A joint's range as built: the rules' bounds times the joint's share of its chain, widened
+ * where the clip itself goes past them (capture noise) so that every frame of the clip lies
+ * inside. The model's fb_joint_limit holds the same range as the constraint sees it. */
+typedef struct fb_joint_range {
+    int rule;                        /* index into the rules' ranges; -1 = the joint has none */
+    fb_range_kind kind;
+    double share;                    /* of the rule's swing bounds this joint carries */
+    double twist_share;              /* ... and of its twist bounds (chains) */
+    double bound[FB_RANGE_NBOUND];   /* rad, by slot, after widening (0 where no slot) */
+    double widened[FB_RANGE_NBOUND]; /* rad: how far the clip widened each bound (0 = not) */
+    int frame[FB_RANGE_NBOUND];      /* clip frame of the extreme that set a widened bound */
+    bool capped;                     /* a swing bound reached FB_RANGE_SWING_MAX and stopped */
+} fb_joint_range;
+
+/* Largest swing bound a ball joint's range may have (rad, 175 deg): the swing's direction is
+ * undefined with the bone opposite its neutral direction, so a range keeps short of it. */
+#define FB_RANGE_SWING_MAX (175.0 * 3.14159265358979323846 / 180.0)
+
 typedef struct fb_character {
     fb_model* model;        /* owned */
     int njoint;             /* clip joints */
@@ -233,6 +308,7 @@ typedef struct fb_character {
     fb_joint_role* role;    /* (njoint) */
     int* joint_of_body;     /* (nbody) the clip joint of each body, -1 for world and End Sites */
     fb_hinge_info* hinge;   /* (njoint) valid where the joint became revolute */
+    fb_joint_range* range;  /* (njoint) the joint's range (range[i].rule >= 0) */
     fb_bone_info* bone;     /* (njoint) valid where bone[i].from_channels */
     int root;               /* the clip joint of the character's root (joints before it on the
                                way down from the clip's root were folded away) */

@@ -64,13 +64,28 @@ typedef struct fb_shape {
 
 /* A joint's range of motion [Kokkevis §8.2]. Revolute and prismatic joints: lo <= q <= hi.
  * Spherical joints: the child's rotation q is split into a twist about `twist_axis` (child
- * coordinates; the same in the joint frame at rest) and a swing of that axis; the swing angle
- * stays <= `swing` and the twist angle within [lo, hi]. Floating and fixed joints have none. */
+ * coordinates; the same in the joint frame at rest) and a swing of that axis; the twist angle
+ * stays within [lo, hi] and the swing within a cone:
+ *   circular (elliptic false): the angle between the axis at rest and b = R(q) twist_axis
+ *     stays <= `swing`;
+ *   elliptic (anatomical ranges, docs/CONSTRAINTS.md): the swing vector s = theta k, the
+ *     rotation taking `neutral` d0 to b (theta the angle between them, k = d0 x b / |d0 x b|),
+ *     has components s1 = s . u1 and s2 = s . u2 on u1 = `swing_axis` and u2 = d0 x u1; each
+ *     quadrant of the (s1, s2) plane is a quarter ellipse through the four bounds:
+ *     g = sqrt((s1/r1)^2 + (s2/r2)^2) <= 1 with r1 = swing_hi[0] where s1 >= 0 and
+ *     -swing_lo[0] where s1 < 0, r2 likewise. fb_model_set_limit sets `swing` to the
+ *     largest of the four radii (the circumscribing circular cone about d0).
+ * Floating and fixed joints have none. */
 typedef struct fb_joint_limit {
     bool on;
     double lo, hi;    /* rad or m; spherical: twist range (rad), within [-pi, pi] */
     double swing;     /* spherical: cone half-angle (rad), in (0, pi] */
     fb_v3 twist_axis; /* spherical: unit axis, child coordinates */
+    bool elliptic;    /* spherical: the swing range below instead of the circular cone */
+    fb_v3 neutral;    /* elliptic: d0, unit, joint frame (where the swing is measured from) */
+    fb_v3 swing_axis; /* elliptic: u1, unit, joint frame, perpendicular to d0 */
+    double swing_lo[2]; /* elliptic: s1 >= swing_lo[0], s2 >= swing_lo[1] (rad, in [-pi, 0)) */
+    double swing_hi[2]; /* elliptic: s1 <= swing_hi[0], s2 <= swing_hi[1] (rad, in (0, pi]) */
 } fb_joint_limit;
 
 /* Everything needed to add one body. Start from fb_default_body_def(). */

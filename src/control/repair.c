@@ -458,13 +458,21 @@ static bool clearing_angle(const fb_model* m, fb_data* d, int b, double th0, int
     const fb_joint_limit* L = &m->limit[b];
     double in = th0, out = NAN;
     for (double t = CLEAR_STEP; t <= FB_PI + 1e-12; t += CLEAR_STEP) {
-        const double x = th0 + dir * t;
-        if (L->on && (x < L->lo || x > L->hi)) {
-            return false;
+        double x = th0 + dir * t;
+        /* a step past the stop tries the stop itself, last */
+        const bool past = L->on && (x < L->lo || x > L->hi);
+        if (past) {
+            if (th0 < L->lo || th0 > L->hi) {
+                return false;
+            }
+            x = dir > 0 ? L->hi : L->lo;
         }
         if (height_at(m, d, b, x, g) >= target) {
             out = x;
             break;
+        }
+        if (past) {
+            return false;
         }
         in = x;
     }
@@ -503,13 +511,24 @@ static void frame_turns(const fb_model* m, fb_data* d, int b, double th0, fb_pla
     }
 }
 
+/* The turn of body b's hinge from th0 to its stop on way w (0 up, 1 down); 0 without a
+ * limit. */
+static double stop_turn(const fb_model* m, int b, double th0, int w) {
+    const fb_joint_limit* L = &m->limit[b];
+    return L->on ? (w == 0 ? L->hi : L->lo) - th0 : 0.0;
+}
+
 /* Turns every end segment of the samples qs (ns x nq) out of the ground, or as far out as it
  * turns (above). A segment can clear the ground turning either way (a toe pointing into the
  * floor, forwards or backwards); within a run of frames that need it, it turns the same way
  * throughout, since going over to the other side would take it through the floor: the way
- * that turns it less at the run's first and last frames (where the reference would jump by
- * it), then less summed over the run. One warning per segment turned, naming
- * its frames (frame0 = the first sample's) and the largest turn. False when out of memory. */
+ * that clears more of the run's frames within the joint's range, then the one that turns it
+ * less at the run's first and last frames (where the reference would jump by it), then less
+ * summed over the run. A frame the way cannot clear within the range turns as far as the
+ * range lets it, to the joint's stop (131_01's kneeling toe, curled 35-45 deg into the floor
+ * by the capture, would need 80-95 deg of extension), so the run turns as one. One warning
+ * per segment turned, naming its frames (frame0 = the first sample's) and the largest turn.
+ * False when out of memory. */
 bool fb_ref_clear_end_segments(const fb_model* m, double* qs, int ns, int frame0, fb_data* d,
                                const fb_allocator* al, fb_ref* r) {
     const fb_plane g = fb_ground_plane();
@@ -541,9 +560,12 @@ bool fb_ref_clear_end_segments(const fb_model* m, double* qs, int ns, int frame0
             }
             int k1 = k0; /* the run k0..k1-1 */
             double cost[2] = {0.0, 0.0};
+            int miss[2] = {0, 0}; /* frames a way cannot clear (NAN: out of the joint's range) */
             while (k1 < ns && !(turn[2 * k1] == 0.0 && turn[2 * k1 + 1] == 0.0)) {
-                cost[0] += fabs(turn[2 * k1]); /* NAN when it cannot turn that way */
-                cost[1] += fabs(turn[2 * k1 + 1]);
+                for (int w = 0; w < 2; w++) {
+                    miss[w] += isnan(turn[2 * k1 + w]);
+                    cost[w] += isnan(turn[2 * k1 + w]) ? 0.0 : fabs(turn[2 * k1 + w]);
+                }
                 k1++;
             }
             /* the way whose turn at the run's ends is smaller: there the reference jumps by
@@ -552,13 +574,15 @@ bool fb_ref_clear_end_segments(const fb_model* m, double* qs, int ns, int frame0
             for (int w = 0; w < 2; w++) {
                 const double first_turn = fabs(turn[2 * k0 + w]);
                 const double last_turn = fabs(turn[2 * (k1 - 1) + w]);
-                edge[w] = isnan(cost[w]) ? INFINITY : fmax(first_turn, last_turn);
+                edge[w] = isnan(first_turn) || isnan(last_turn) ? INFINITY
+                                                                : fmax(first_turn, last_turn);
             }
-            const int way = edge[1] < edge[0] || (edge[1] == edge[0] && cost[1] < cost[0]) ? 1 : 0;
+            const int way = miss[1] != miss[0] ? miss[1] < miss[0]
+                            : edge[1] < edge[0] || (edge[1] == edge[0] && cost[1] < cost[0]);
             for (int k = k0; k < k1; k++) {
-                /* a frame the chosen way cannot clear (out of the joint's range) keeps its
-                 * angle */
-                const double t = isnan(turn[2 * k + way]) ? 0.0 : turn[2 * k + way];
+                const double th0 = qs[(size_t)k * (size_t)m->nq + (size_t)qa];
+                const double t = isnan(turn[2 * k + way]) ? stop_turn(m, b, th0, way)
+                                                          : turn[2 * k + way];
                 qs[(size_t)k * (size_t)m->nq + (size_t)qa] += t;
                 most = fmax(most, fabs(t));
                 nturn += t != 0.0;

@@ -21,6 +21,7 @@
 #include "mocap/clip.h"
 #include "mocap/constants.h"
 #include "mocap/euler.h"
+#include "mocap/build.h"
 #include "util/error.h"
 
 /* Neighbouring bodies whose masses differ by more than this factor are reported: a known
@@ -49,29 +50,9 @@ fb_build_opts fb_default_build_opts(void) {
     return (fb_build_opts){.rules = NULL, .mass_model = FB_MASS_DENSITY, .mass = 0.0};
 }
 
-/* Case-insensitive: '=name' matches the whole name, anything else a substring. */
-static bool name_matches(const char* name, const char* pattern) {
-    const bool whole = pattern[0] == '=';
-    const char* p = whole ? pattern + 1 : pattern;
-    const size_t n = strlen(name), k = strlen(p);
-    for (size_t start = 0; start + k <= n; start++) {
-        size_t i = 0;
-        while (i < k && tolower((unsigned char)name[start + i]) == tolower((unsigned char)p[i])) {
-            i++;
-        }
-        if (i == k && (!whole || (start == 0 && k == n))) {
-            return true;
-        }
-        if (whole) {
-            return false;
-        }
-    }
-    return false;
-}
-
 static bool in_list(const char (*list)[FB_PATTERN_MAX], int n, const char* name) {
     for (int k = 0; k < n; k++) {
-        if (name_matches(name, list[k])) {
+        if (fb_rule_matches(name, list[k])) {
             return true;
         }
     }
@@ -80,7 +61,7 @@ static bool in_list(const char (*list)[FB_PATTERN_MAX], int n, const char* name)
 
 static const fb_rule_part* part_for(const fb_rules* r, const char* name) {
     for (int k = 0; k < r->npart; k++) {
-        if (name_matches(name, r->part[k].pattern)) {
+        if (fb_rule_matches(name, r->part[k].pattern)) {
             return &r->part[k];
         }
     }
@@ -176,8 +157,7 @@ static fb_hinge_info estimate_hinge(const fb_clip* c, int i, bool* moved) {
     return h;
 }
 
-static void char_warn(fb_character* ch, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
-static void char_warn(fb_character* ch, const char* fmt, ...) {
+void fb_character_warn(fb_character* ch, const char* fmt, ...) {
     if (ch->nwarn < FB_CLIP_MAX_WARN) {
         va_list ap;
         va_start(ap, fmt);
@@ -198,6 +178,7 @@ void fb_character_destroy(fb_character* ch) {
     fb_free(&a, ch->joint_of_body);
     fb_free(&a, ch->hinge);
     fb_free(&a, ch->bone);
+    fb_free(&a, ch->range);
     fb_free(&a, ch);
 }
 
@@ -286,8 +267,9 @@ static fb_status mass_factors(const fb_clip* c, const fb_build_opts* o, const jo
         if (seg_mass[k] > 0.0) {
             present += DE_LEVA[k].percent * DE_LEVA[k].sides;
         } else {
-            char_warn(ch, "no joint maps to the de Leva segment '%s'; its %.2f%% is shared out",
-                      DE_LEVA[k].name, DE_LEVA[k].percent * DE_LEVA[k].sides);
+            fb_character_warn(ch,
+                              "no joint maps to the de Leva segment '%s'; its %.2f%% is shared out",
+                              DE_LEVA[k].name, DE_LEVA[k].percent * DE_LEVA[k].sides);
         }
     }
     for (int i = 0; i < c->njoint; i++) {
@@ -344,7 +326,7 @@ static void plan_bones(const fb_clip* c, const fb_build_opts* o, fb_character* c
         fb_bone_info* b = &ch->bone[i];
         plan[i].bone = channel_bone(c, i, b);
         if (b->max_dev > FB_BONE_STRETCH_WARN) {
-            char_warn(ch,
+            fb_character_warn(ch,
                       "bone '%s' is %.1f to %.1f cm long over the clip (%.1f%%), up to %.1f cm "
                       "off the %.1f cm built: a rigid bone cannot follow",
                       c->joint[i].name, 100.0 * b->min_len, 100.0 * b->max_len,
@@ -354,7 +336,7 @@ static void plan_bones(const fb_clip* c, const fb_build_opts* o, fb_character* c
     }
     ch->articulated = floating == 0;
     if (floating > 0) {
-        char_warn(ch,
+        fb_character_warn(ch,
                   "position channels taken as free translations: %d non-root joints float, so "
                   "the character is not articulated",
                   floating);
@@ -390,7 +372,7 @@ static void plan_type(const fb_clip* c, const fb_rules* r, const fb_build_opts* 
         p->type = FB_JOINT_REVOLUTE;
         p->axis = ch->hinge[i].axis;
         if (!moved) {
-            char_warn(ch, "hinge '%s' barely moves in the clip; using its x axis", j->name);
+            fb_character_warn(ch, "hinge '%s' barely moves in the clip; using its x axis", j->name);
         }
     } else {
         p->type = FB_JOINT_SPHERICAL;
@@ -553,8 +535,9 @@ static void warn_mass_ratios(const fb_clip* c, fb_character* ch) {
         const double mb = m->I[b].m, mp = m->I[p].m;
         if (p > 0 && mb > 0.0 && mp > 0.0 &&
             (mb > MASS_RATIO_WARN * mp || mp > MASS_RATIO_WARN * mb)) {
-            char_warn(ch, "'%s' (%.3g kg) and its parent '%s' (%.3g kg) differ by more than %gx",
-                      m->name[b], mb, m->name[p], mp, MASS_RATIO_WARN);
+            fb_character_warn(ch, "'%s' (%.3g kg) and its parent '%s' (%.3g kg) differ by more "
+                              "than %gx",
+                              m->name[b], mb, m->name[p], mp, MASS_RATIO_WARN);
         }
     }
 }
@@ -589,10 +572,11 @@ fb_character* fb_character_build(const fb_clip* c, const fb_build_opts* opts, fb
         ch->joint_of_body = fb_alloc(&a, (nb > nj ? nb : nj) * sizeof(int));
         ch->hinge = fb_alloc(&a, nj * sizeof(fb_hinge_info));
         ch->bone = fb_alloc(&a, nj * sizeof(fb_bone_info));
+        ch->range = fb_alloc(&a, nj * sizeof(fb_joint_range));
     }
     fb_status s = FB_OK;
     if (!ch || !plan || !factor || !end || !W || !ch->body_of_joint || !ch->role ||
-        !ch->joint_of_body || !ch->hinge || !ch->bone) {
+        !ch->joint_of_body || !ch->hinge || !ch->bone || !ch->range) {
         s = fb_fail(err, FB_ENOMEM, "%s: out of memory building the character", c->source);
     }
     if (s == FB_OK) {
@@ -609,6 +593,9 @@ fb_character* fb_character_build(const fb_clip* c, const fb_build_opts* opts, fb
         }
         ch->model = fb_model_create((int)nb - 1, &a, err);
         s = ch->model ? add_bodies(c, ch, plan, factor, err) : FB_ENOMEM;
+    }
+    if (s == FB_OK) {
+        s = fb_ranges_apply(c, &r, ch, end, err);
     }
     if (s == FB_OK) {
         s = fb_model_finalize(ch->model, err);

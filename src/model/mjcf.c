@@ -51,10 +51,21 @@ static void write_joint(FILE* f, const fb_model* m, int i, int depth) {
         indent(f, depth);
         fprintf(f, "<joint name=\"%s\" type=\"ball\"/>", name);
         if (m->limit[i].on) {
-            /* MuJoCo's ball limit bounds the whole rotation angle, not swing and twist */
-            fprintf(f, "<!-- featherbone limit: swing %.*g, twist %.*g..%.*g rad -->",
-                    MJCF_DIGITS, m->limit[i].swing, MJCF_DIGITS, m->limit[i].lo, MJCF_DIGITS,
-                    m->limit[i].hi);
+            /* MuJoCo's ball limit bounds the whole rotation angle, not swing and twist; an
+             * elliptic range is given by its circumscribing cone about the neutral direction
+             * and its four bounds */
+            const fb_joint_limit* L = &m->limit[i];
+            fprintf(f, "<!-- featherbone limit: swing %.*g", MJCF_DIGITS, L->swing);
+            if (L->elliptic) {
+                fputs(" (circumscribing cone about neutral ", f);
+                v3(f, L->neutral);
+                fprintf(f, "; elliptic, s1 %.*g..%.*g about ", MJCF_DIGITS, L->swing_lo[0],
+                        MJCF_DIGITS, L->swing_hi[0]);
+                v3(f, L->swing_axis);
+                fprintf(f, ", s2 %.*g..%.*g)", MJCF_DIGITS, L->swing_lo[1], MJCF_DIGITS,
+                        L->swing_hi[1]);
+            }
+            fprintf(f, ", twist %.*g..%.*g rad -->", MJCF_DIGITS, L->lo, MJCF_DIGITS, L->hi);
         }
         fputc('\n', f);
         break;

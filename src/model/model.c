@@ -235,6 +235,41 @@ static fb_status check_inertia(const fb_rbi* I, const char* name, fb_error* err)
     return FB_OK;
 }
 
+/* An elliptic swing range (fb_joint_limit): a unit neutral direction, a swing axis not along
+ * it (made perpendicular and unit), bounds with the neutral strictly inside. Sets `swing` to
+ * the circumscribing cone's half-angle. */
+static fb_status check_elliptic(const fb_joint_limit* lim, const char* name, fb_joint_limit* out,
+                                fb_error* err) {
+    const double nd = fb_v3_norm(lim->neutral);
+    if (!fb_v3_is_finite(lim->neutral) || !(nd > FB_AXIS_MIN_NORM)) {
+        return fb_fail(err, FB_EINVAL, "body '%s': limit.neutral: expected a non-zero vector",
+                       name);
+    }
+    const fb_v3 d0 = fb_v3_scale(lim->neutral, 1.0 / nd);
+    const fb_v3 a = lim->swing_axis;
+    const fb_v3 u = fb_v3_is_finite(a) ? fb_v3_sub(a, fb_v3_scale(d0, fb_v3_dot(d0, a)))
+                                       : fb_v3_zero();
+    const double nu = fb_v3_norm(u);
+    if (!(nu > FB_AXIS_MIN_NORM * (1.0 + fb_v3_norm(a)))) {
+        return fb_fail(err, FB_EINVAL, "body '%s': limit.swing_axis: expected a vector not "
+                       "along limit.neutral", name);
+    }
+    double widest = 0.0;
+    for (int k = 0; k < 2; k++) {
+        if (!(lim->swing_lo[k] < 0.0 && lim->swing_lo[k] >= -FB_PI && lim->swing_hi[k] > 0.0 &&
+              lim->swing_hi[k] <= FB_PI)) {
+            return fb_fail(err, FB_EINVAL, "body '%s': limit.swing_lo/hi[%d]: expected "
+                           "-pi <= lo < 0 < hi <= pi, found %g, %g", name, k, lim->swing_lo[k],
+                           lim->swing_hi[k]);
+        }
+        widest = fmax(widest, fmax(-lim->swing_lo[k], lim->swing_hi[k]));
+    }
+    out->neutral = d0;
+    out->swing_axis = fb_v3_scale(u, 1.0 / nu);
+    out->swing = widest;
+    return FB_OK;
+}
+
 /* A joint limit that fits the joint type: an ordered finite range, a unit twist axis and a
  * swing cone in (0, pi] for spherical joints. Returns the limit to store (axis normalised). */
 static fb_status check_limit(fb_joint_type t, const fb_joint_limit* lim, const char* name,
@@ -256,7 +291,12 @@ static fb_status check_limit(fb_joint_type t, const fb_joint_limit* lim, const c
             return fb_fail(err, FB_EINVAL, "body '%s': limit.twist_axis: expected a non-zero "
                            "vector", name);
         }
-        if (!(lim->swing > 0.0 && lim->swing <= FB_PI)) {
+        if (lim->elliptic) {
+            const fb_status s = check_elliptic(lim, name, out, err);
+            if (s != FB_OK) {
+                return s;
+            }
+        } else if (!(lim->swing > 0.0 && lim->swing <= FB_PI)) {
             return fb_fail(err, FB_EINVAL, "body '%s': limit.swing: expected (0, pi], found %g",
                            name, lim->swing);
         }

@@ -18,6 +18,7 @@
 #include "featherbone/dynamics.h"
 #include "math/quat.h"
 #include "math/spatial.h"
+#include "model/limit.h"
 #include "util/block.h"
 #include "util/error.h"
 
@@ -571,24 +572,24 @@ static void limits_of(const fb_model* m, const fb_data* d, int i, limit_c c[LIMI
         use[1] = use[2] = true;
         return;
     }
-    /* spherical: q is the child's rotation relative to the joint frame; the twist axis a
-     * (child coordinates) maps to b = R a in the joint frame. The swing angle is the angle
-     * between a and b; it grows at n . w (w in child coordinates) with n = R^T (a x b)/|a x b| */
+    /* spherical: q is the child's rotation relative to the joint frame; the swing of the
+     * twist axis a (circular cone or elliptic range, model/limit.c) grows at n . w (w in child
+     * coordinates) */
     const fb_quat qr = {q[0], q[1], q[2], q[3]};
     const fb_v3 a = L->twist_axis;
-    const fb_m3 R = fb_quat_to_m3(qr);
-    const fb_v3 b = fb_m3_mv(R, a);
-    const fb_v3 axb = fb_v3_cross(a, b);
-    const double sin_s = fb_v3_norm(axb);
-    const double swing = atan2(sin_s, fb_v3_dot(a, b));
-    if (sin_s > 1e-9) {
-        const fb_v3 n = fb_m3_tr_mv(R, fb_v3_scale(axb, 1.0 / sin_s));
-        c[0] = (limit_c){fb_v3_neg(n), swing - L->swing};
+    fb_v3 n;
+    double depth;
+    if (fb_limit_swing(L, qr, &n, &depth)) {
+        c[0] = (limit_c){fb_v3_neg(n), depth};
         use[0] = true;
     }
-    const double twist = fb_quat_twist(qr, a);
-    c[1] = (limit_c){a, L->lo - twist};
-    c[2] = (limit_c){fb_v3_neg(a), twist - L->hi};
+    /* the twist grows at T . w (model/limit.c): its rows along T / |T|, depths in that unit */
+    fb_v3 T;
+    const double twist = fb_limit_twist(a, qr, &T);
+    const double rate = fb_v3_norm(T);
+    T = fb_v3_scale(T, 1.0 / rate);
+    c[1] = (limit_c){T, (L->lo - twist) / rate};
+    c[2] = (limit_c){fb_v3_neg(T), (twist - L->hi) / rate};
     use[1] = use[2] = true;
 }
 

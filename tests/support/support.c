@@ -292,3 +292,24 @@ void ck_well_formed(const char* path) {
                   "xmllint not found: install libxml2-utils (scripts/deps.sh)");
     ck_assert_msg(rc == 0, "xmllint rejects %s (exit %d)", path, WEXITSTATUS(rc));
 }
+
+/* The elliptic swing's g computed another way than the library: the angle by acos, its
+ * direction from d0 x b normalised, the quadrant's radii; and its gradient in (s1, s2). */
+double ck_swing_g(const fb_joint_limit* L, fb_quat q, double G[2]) {
+    const fb_v3 b = fb_quat_rotate(q, L->twist_axis);
+    const double th = acos(fmax(-1.0, fmin(1.0, fb_v3_dot(L->neutral, b))));
+    const fb_v3 k = fb_v3_cross(L->neutral, b);
+    if (!(fb_v3_norm(k) > 1e-12)) {
+        G[0] = G[1] = 0.0;
+        return fb_v3_dot(L->neutral, b) > 0.0 ? 0.0 : NAN; /* at the neutral: inside */
+    }
+    const fb_v3 ku = fb_v3_scale(k, 1.0 / fb_v3_norm(k));
+    const fb_v3 u2 = fb_v3_cross(L->neutral, L->swing_axis);
+    const double s1 = th * fb_v3_dot(ku, L->swing_axis), s2 = th * fb_v3_dot(ku, u2);
+    const double r1 = s1 >= 0.0 ? L->swing_hi[0] : -L->swing_lo[0];
+    const double r2 = s2 >= 0.0 ? L->swing_hi[1] : -L->swing_lo[1];
+    const double g = sqrt((s1 / r1) * (s1 / r1) + (s2 / r2) * (s2 / r2));
+    G[0] = s1 / (r1 * r1 * g);
+    G[1] = s2 / (r2 * r2 * g);
+    return g;
+}

@@ -87,4 +87,10 @@ void ck_load_character(const char* clip_path, const char* rules_path, fb_clip** 
  * method), so the step is fourth-order accurate also for spherical and floating joints. */
 void ck_rk4_step(const fb_model* m, fb_data* d, double dt);
 
+/* g of an elliptic swing range (fb_joint_limit, model.h) at rotation q, computed independently
+ * of the library (the angle by acos, its direction from d0 x b normalised): <= 1 inside,
+ * 1 on the boundary; G (not NULL) its gradient in (s1, s2). b at d0 gives 0 (G = 0), b
+ * opposite it NaN. */
+double ck_swing_g(const fb_joint_limit* L, fb_quat q, double G[2]);
+
 #endif /* FB_TEST_SUPPORT_H */

@@ -39,25 +39,40 @@ static void setup_destroy(sim_setup* s) {
     fb_clip_destroy(s->clip);
 }
 
+int bench_load_character(const char* clip_path, fb_clip** clip, fb_character** ch,
+                         fb_error* err) {
+    *ch = NULL;
+    *clip = NULL;
+    fb_rules* rules = malloc(sizeof *rules); /* large; only read while building */
+    if (!rules) {
+        snprintf(err->msg, sizeof err->msg, "bench: out of memory");
+        return -1;
+    }
+    *clip = fb_clip_load(clip_path, NULL, NULL, err);
+    if (*clip && fb_rules_load(FB_DATA_DIR "/character_rules.json", rules, err) == FB_OK) {
+        fb_build_opts bo = fb_default_build_opts();
+        bo.rules = rules;
+        *ch = fb_character_build(*clip, &bo, err);
+    }
+    free(rules);
+    if (!*ch) {
+        fb_clip_destroy(*clip);
+        *clip = NULL;
+        return -1;
+    }
+    return 0;
+}
+
 /* The clip, its character (bundled rules), the gains of `gains init` with the accel controller
  * and a kinematic root, and the hits. */
 static int setup_create(sim_setup* s, const char* clip, fb_error* err) {
     memset(s, 0, sizeof *s);
-    fb_rules* rules = malloc(sizeof *rules);
-    if (!rules) {
-        snprintf(err->msg, sizeof err->msg, "bench simulate: out of memory");
-        return -1;
-    }
     int rc = -1;
     fb_ref* ref = NULL;
-    s->clip = fb_clip_load(clip, NULL, NULL, err);
-    if (!s->clip || fb_rules_load(FB_DATA_DIR "/character_rules.json", rules, err) != FB_OK) {
-        goto done;
+    if (bench_load_character(clip, &s->clip, &s->ch, err) != 0) {
+        return -1;
     }
-    fb_build_opts bo = fb_default_build_opts();
-    bo.rules = rules;
-    s->ch = fb_character_build(s->clip, &bo, err);
-    ref = s->ch ? fb_ref_from_clip(s->clip, s->ch, SIM_RATE, 0, 0, NULL, err) : NULL;
+    ref = fb_ref_from_clip(s->clip, s->ch, SIM_RATE, 0, 0, NULL, err);
     if (!ref || fb_gains_init(s->ch->model, ref, &s->g, err) != FB_OK) {
         goto done;
     }
@@ -70,7 +85,6 @@ static int setup_create(sim_setup* s, const char* clip, fb_error* err) {
     }
 done:
     fb_ref_destroy(ref);
-    free(rules);
     if (rc != 0) {
         setup_destroy(s);
     }

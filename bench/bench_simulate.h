@@ -50,6 +50,11 @@ typedef struct bench_sim_result {
     unsigned long long q_hash; /* FNV-1a of the character's final q, to compare builds */
 } bench_sim_result;
 
+/* Loads the clip at clip_path and builds its character with the bundled rules
+ * (data/character_rules.json); 0, or -1 with err (*clip and *ch then NULL). */
+int bench_load_character(const char* clip_path, fb_clip** clip, fb_character** ch,
+                         fb_error* err);
+
 /* Runs opt->rounds runs (at most BENCH_SIM_MAX_RUNS) after one warm-up run; clip NULL = the
  * bundled walk. 0, or -1 with err. */
 int bench_simulate_run(const bench_options* opt, const char* clip, bench_sim_result* out,

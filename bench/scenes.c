@@ -237,6 +237,18 @@ void scene_humanoid_standing(const fb_model* m, double* q) {
     q[m->q_adr[1] + 1] = SCENE_HUMANOID_PELVIS_HEIGHT;
 }
 
+void scene_ragdoll_lying(double* q) {
+    const fb_quat root = {q[3], q[4], q[5], q[6]};
+    const fb_quat lay = fb_quat_mul(fb_quat_from_axis_angle(fb_v3_make(0.2, 0.0, 1.0), 0.2),
+                                    fb_quat_from_axis_angle(fb_v3_make(1, 0, 0), -FB_PI / 2));
+    const fb_quat r = fb_quat_mul(lay, root);
+    q[1] = 0.4;
+    q[3] = r.w;
+    q[4] = r.x;
+    q[5] = r.y;
+    q[6] = r.z;
+}
+
 /* ---- random trees and states ----------------------------------------------------------- */
 
 /* A random physically valid inertia: a random second moment of mass Sigma (the mass spread

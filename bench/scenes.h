@@ -57,6 +57,11 @@ fb_model* scene_humanoid(fb_error* err);
 /* The standing pose: neutral joints, pelvis at its standing height. */
 void scene_humanoid_standing(const fb_model* m, double* q);
 
+/* A character's pose q (floating root first: position, then quaternion w x y z) laid on its
+ * back to be dropped as a ragdoll: rotated -90 degrees about X, then 0.2 rad about
+ * (0.2, 0, 1) so it does not land symmetrically, root 40 cm above the ground. */
+void scene_ragdoll_lying(double* q);
+
 /* A random tree of 1..max_bodies bodies with every joint type, random X_tree, axes and
  * physically valid inertias, drawn from `seed`. */
 fb_model* scene_random_tree(uint64_t seed, int max_bodies, fb_error* err);

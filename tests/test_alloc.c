@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 
+#include "math/quat.h"
 #include "math/vec3.h"
 #include "support.h"
 
@@ -128,14 +129,7 @@ END_TEST
  * dropped onto the ground with damped, limited joints, stepped through its landing. */
 /* The benchmark humanoid with joint damping 1 N m s/rad on its ball joints and hinges. */
 static fb_model* damped_humanoid(void) {
-    fb_error err;
-    fb_model* m = ck_model(scene_humanoid(&err), &err);
-    for (int i = 1; i < m->nbody; i++) {
-        if (m->jtype[i] == FB_JOINT_SPHERICAL || m->jtype[i] == FB_JOINT_REVOLUTE) {
-            ck_assert_int_eq(fb_model_set_damping(m, i, 1.0, &err), FB_OK);
-        }
-    }
-    return m;
+    return ck_damped_humanoid(1.0);
 }
 
 /* A world of that humanoid standing (allocated through `alloc`). */
@@ -290,6 +284,55 @@ START_TEST(tracking_step_does_not_allocate) {
 }
 END_TEST
 
+/* Sleeping: the humanoid lands and falls asleep, a ball thrown at it wakes it (its contacts
+ * made again within the substep), and it is stepped on; no heap call from start to end. */
+START_TEST(sleeping_and_waking_do_not_allocate) {
+    counting cnt = {0, 0};
+    const fb_allocator alloc = {counting_alloc, counting_free, &cnt};
+    fb_error err;
+    fb_model* m = damped_humanoid();
+    fb_model* ball = ck_free_body(ck_shape_sphere(0.11), 1000.0); /* 5.6 kg */
+    ck_assert_int_eq(fb_model_set_gravity(ball, fb_v3_zero(), &err), FB_OK);
+    const fb_model* ms[2] = {m, ball};
+    fb_world_opts o = fb_default_world_opts();
+    o.dt = 1.0 / 240.0;
+    fb_world* w = fb_world_create(2, ms, &o, &alloc, &err);
+    ck_assert_msg(w != NULL, "%s", err.msg);
+    fb_data* d = fb_world_data(w, 0);
+    fb_data* db = fb_world_data(w, 1);
+    scene_humanoid_standing(m, d->q);
+    d->q[1] += 0.05;
+    d->qd[0] = 1.0; /* tipping over */
+    ck_place(db, fb_v3_make(0.0, 10.0, 0.0), fb_quat_identity()); /* parked, floating */
+    ck_assert_int_eq(fb_world_set_sleep(w, 0, true, &err), FB_OK);
+    const long after_create = cnt.allocs;
+    g_heap_calls = 0;
+    g_counting = 1;
+    int failed = 0;
+    for (int k = 0; k < 4 * 240 && !fb_world_asleep(w, 0); k++) {
+        failed += fb_world_step(w, NULL) != FB_OK;
+    }
+    const bool slept = fb_world_asleep(w, 0);
+    fb_kinematics_pos(m, d);
+    ck_place(db, fb_v3_add(fb_point_pos(m, d, 1, fb_v3_zero()), fb_v3_make(0.0, 0.45, 0.0)),
+             fb_quat_identity());
+    db->qd[4] = -6.0;
+    for (int k = 0; k < 120; k++) {
+        failed += fb_world_step(w, NULL) != FB_OK;
+    }
+    g_counting = 0;
+    ck_assert_int_eq(failed, 0);
+    ck_assert(slept);
+    ck_assert_int_eq(fb_world_get_stats(w)->wakeups, 1);
+    ck_assert_msg(g_heap_calls == 0, "%ld heap calls while sleeping and waking", g_heap_calls);
+    ck_assert_int_eq(cnt.allocs, after_create);
+    fb_world_destroy(w);
+    ck_assert_int_eq(cnt.frees, cnt.allocs);
+    fb_model_destroy(ball);
+    fb_model_destroy(m);
+}
+END_TEST
+
 static Suite* alloc_suite(void) {
     Suite* s = suite_create("alloc");
     TCase* tc = tcase_create("alloc");
@@ -297,6 +340,7 @@ static Suite* alloc_suite(void) {
     tcase_add_test(tc, world_step_does_not_allocate);
     tcase_add_test(tc, world_step_with_self_collision_does_not_allocate);
     tcase_add_test(tc, tracking_step_does_not_allocate);
+    tcase_add_test(tc, sleeping_and_waking_do_not_allocate);
     suite_add_tcase(s, tc);
     return s;
 }

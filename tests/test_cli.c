@@ -40,6 +40,8 @@ START_TEST(bad_usage_exits_2_with_a_message) {
     ck_assert_int_eq(run("bench --model tree99", buf, sizeof buf), 2);
     ck_assert_ptr_nonnull(strstr(buf, "tree99"));
     ck_assert_int_eq(run("bench --calls 10 --batch 20", buf, sizeof buf), 2);
+    ck_assert_int_eq(run("bench sleep --sleep-speed -1", buf, sizeof buf), 2);
+    ck_assert_ptr_nonnull(strstr(buf, "--sleep-speed: expected a positive number"));
 }
 END_TEST
 
@@ -59,6 +61,14 @@ START_TEST(bench_prints_a_table) {
     ck_assert_ptr_nonnull(strstr(buf, "median_us"));
     ck_assert_ptr_nonnull(strstr(buf, "humanoid"));
     ck_assert_ptr_nonnull(strstr(buf, "CRBA"));
+}
+END_TEST
+
+START_TEST(bench_sleep_prints_both_runs) {
+    ck_assert_int_eq(run("bench sleep --rounds 1 --quiet", buf, sizeof buf), 0);
+    ck_assert_ptr_nonnull(strstr(buf, "fell asleep at t = "));
+    ck_assert_ptr_nonnull(strstr(buf, "sleep allowed  after"));
+    ck_assert_ptr_nonnull(strstr(buf, "no sleep       after"));
 }
 END_TEST
 
@@ -377,6 +387,7 @@ static Suite* cli_suite(void) {
     tcase_add_test(tc, bad_usage_exits_2_with_a_message);
     tcase_add_test(tc, selfcheck_passes);
     tcase_add_test(tc, bench_prints_a_table);
+    tcase_add_test(tc, bench_sleep_prints_both_runs);
     tcase_add_test(tc, info_describes_a_clip);
     tcase_add_test(tc, info_prints_ranges_and_what_the_clip_widened);
     tcase_add_test(tc, bench_peers_runs_or_says_why_not);

@@ -1153,6 +1153,92 @@ START_TEST(bad_rows_are_refused) {
 }
 END_TEST
 
+/* An articulation left out (fb_csys_set_asleep: a world's sleeper) takes no rows, needs no
+ * ABA, and keeps its qdd, qd and stage; the other's K, multipliers and accelerations are those
+ * of a system without it, for every K method. */
+START_TEST(asleep_articulation_is_left_out) {
+    fb_error err;
+    fb_model* m = ck_model(free_ball(&err), &err);
+    const fb_model* ms[2] = {m, m};
+    fb_data* ds[2] = {ck_data(m), ck_data(m)};
+    fb_data* alone = ck_data(m);
+    const fb_k_method methods[4] = {FB_K_TEST_FORCES, FB_K_BACKWARD, FB_K_FACTOR,
+                                    FB_K_JOINT_SPACE};
+    for (int mi = 0; mi < 4; mi++) {
+        fb_csys* cs = fb_csys_create(2, ms, ds, 4, NULL, &err);
+        fb_csys* ref = fb_csys_create(1, ms, &alone, 4, NULL, &err);
+        ck_assert(cs && ref);
+        fb_csys_set_k_method(cs, methods[mi]);
+        fb_csys_set_k_method(ref, methods[mi]);
+        fb_csys_set_asleep(cs, 1, true);
+        /* ball 0 (and its copy) falling and spinning; ball 1 untouched, marked */
+        for (int v = 0; v < 2; v++) {
+            fb_data* d = v == 0 ? ds[0] : alone;
+            fb_q_neutral(m, d->q);
+            d->q[1] = 0.5;
+            for (int j = 0; j < 6; j++) {
+                d->qd[j] = 0.1 * (j + 1);
+            }
+            ck_assert_int_eq(fb_aba(m, d, &err), FB_OK);
+        }
+        for (int j = 0; j < 6; j++) {
+            ds[1]->qd[j] = 7.0;
+            ds[1]->qdd[j] = 9.0;
+        }
+        ds[1]->stage = FB_STAGE_VEL; /* not ABA: a sleeper's stage */
+        /* rows on ball 1, or reaching it, are refused */
+        fb_row row = fb_default_row();
+        row.art = 1;
+        row.body = 1;
+        row.n = fb_v3_make(0.0, 1.0, 0.0);
+        ck_assert_int_eq(fb_csys_add_row(cs, &row, &err), FB_ESTATE);
+        ck_assert_msg(strstr(err.msg, "asleep") && strstr(err.msg, "articulation 1"), "%s",
+                      err.msg);
+        row.art = 0;
+        row.art_b = 1;
+        row.body_b = 1;
+        ck_assert_int_eq(fb_csys_add_row(cs, &row, &err), FB_ESTATE);
+        /* ball 0's rows: a point pushed up, a dof held */
+        row.art_b = -1;
+        row.p = fb_v3_make(0.05, -0.11, 0.0);
+        row.target = 2.0;
+        fb_row dof = fb_default_row();
+        dof.type = FB_ROW_DOF;
+        dof.art = 0;
+        dof.dof = 2;
+        dof.lo = -INFINITY;
+        for (int v = 0; v < 2; v++) {
+            fb_csys* c = v == 0 ? cs : ref;
+            ck_assert_int_eq(fb_csys_add_row(c, &row, &err), FB_OK);
+            ck_assert_int_eq(fb_csys_add_row(c, &dof, &err), FB_OK);
+            ck_assert_msg(fb_csys_build(c, &err) == FB_OK, "method %d: %s", mi, err.msg);
+            fb_csys_solve(c, NULL);
+            fb_csys_apply(c);
+        }
+        ck_assert(memcmp(cs->K, ref->K, 4 * sizeof(double)) == 0);
+        ck_assert(memcmp(cs->lambda, ref->lambda, 2 * sizeof(double)) == 0);
+        ck_assert(memcmp(ds[0]->qdd, alone->qdd, 6 * sizeof(double)) == 0);
+        ck_assert_double_gt(cs->lambda[0], 0.0);
+        /* an impulse solve leaves ball 1 alone too */
+        const double v0[2] = {-1.0, 0.0}, vt[2] = {0.0, -INFINITY};
+        fb_csys_impulse(cs, v0, vt, NULL);
+        for (int j = 0; j < 6; j++) {
+            ck_assert(ds[1]->qd[j] == 7.0 && ds[1]->qdd[j] == 9.0);
+        }
+        ck_assert_int_eq(ds[1]->stage, FB_STAGE_VEL);
+        /* taken back, it needs its ABA like any other */
+        fb_csys_set_asleep(cs, 1, false);
+        ck_assert_int_eq(fb_csys_build(cs, &err), FB_ESTATE);
+        fb_csys_destroy(cs);
+        fb_csys_destroy(ref);
+    }
+    fb_data_destroy(ds[0]);
+    fb_data_destroy(ds[1]);
+    fb_data_destroy(alone);
+    fb_model_destroy(m);
+}
+END_TEST
+
 static Suite* constraint_suite(void) {
     Suite* s = suite_create("constraint");
     TCase* tc = tcase_create("constraint");
@@ -1167,6 +1253,7 @@ static Suite* constraint_suite(void) {
     tcase_add_test(tc, mixed_and_friction_rows_meet_their_conditions);
     tcase_add_test(tc, singular_k_does_not_blow_up);
     tcase_add_test(tc, bad_rows_are_refused);
+    tcase_add_test(tc, asleep_articulation_is_left_out);
     suite_add_tcase(s, tc);
     return s;
 }

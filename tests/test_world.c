@@ -12,7 +12,13 @@
  *   what a step reports it applied: the impulse on each body from each articulation adds up
  *   to the pair's (and the ball's is its opposite), and the joint forces' generalised impulse
  *   (tau and the caller's dof rows) is h times what RNEA, an independent algorithm, finds
- *   from the step's change of velocity. */
+ *   from the step's change of velocity;
+ *   sleeping: a damped humanoid dropped on the ground comes to rest and falls asleep, then
+ *   costs no ABA and no rows and keeps its q bit for bit; a ball thrown at it wakes it, with
+ *   the ball's change of momentum equal to the impulse the body received and no sinking into
+ *   the ground; an articulation not allowed to sleep never does, and allowing it changes no
+ *   bit while it moves; q changes, fb_world_wake, fb_world_set_sleep and hooks wake it, and a
+ *   hook's row on a sleeper is refused. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -202,15 +208,7 @@ START_TEST(ragdoll_comes_to_rest) {
     /* the clip's first pose laid on its back (rotated -90 degrees about X) and dropped with its
      * root 40 cm up, a little tilted so it does not land symmetrically */
     memcpy(d->q, mo->q, (size_t)m->nq * sizeof(double));
-    const fb_quat root = {d->q[3], d->q[4], d->q[5], d->q[6]};
-    const fb_quat lay = fb_quat_mul(fb_quat_from_axis_angle(fb_v3_make(0.2, 0.0, 1.0), 0.2),
-                                    fb_quat_from_axis_angle(fb_v3_make(1, 0, 0), -FB_PI / 2));
-    const fb_quat q = fb_quat_mul(lay, root);
-    d->q[1] = 0.4;
-    d->q[3] = q.w;
-    d->q[4] = q.x;
-    d->q[5] = q.y;
-    d->q[6] = q.z;
+    scene_ragdoll_lying(d->q);
     double worst_pen = 0.0;
     const int steps = (int)(3.0 / fb_world_options(w)->dt);
     for (int k = 0; k < steps; k++) {
@@ -1029,6 +1027,385 @@ START_TEST(world_rejects_bad_options_and_reports_blowups) {
 }
 END_TEST
 
+/* ---- sleeping ---------------------------------------------------------------------------- */
+
+/* Rate of the sleeping scenes (Hz): the lead's simulations run at 240 Hz. */
+#define SLEEP_HZ 240.0
+
+/* A world of the damped bench humanoid (articulation 0; 1 N m s/rad, as test_alloc's) tipping
+ * over from standing, at SLEEP_HZ with the given sleep_time, and a ball (articulation 1) if
+ * given, parked 10 m up. */
+static fb_world* tipping_humanoid(const fb_model* hm, const fb_model* ball, double sleep_time) {
+    const fb_model* ms[2] = {hm, ball};
+    fb_world_opts o = fb_default_world_opts();
+    o.dt = 1.0 / SLEEP_HZ;
+    o.sleep_time = sleep_time;
+    fb_world* w = ck_world(ball ? 2 : 1, ms, &o);
+    fb_data* d = fb_world_data(w, 0);
+    scene_humanoid_standing(hm, d->q);
+    d->q[1] += 0.05;
+    d->qd[0] = 1.0; /* tipping over */
+    if (ball) {
+        ck_place(fb_world_data(w, 1), fb_v3_make(0.0, 10.0, 0.0), fb_quat_identity());
+    }
+    return w;
+}
+
+/* The deepest overlap (m) of articulation art's shapes with the ground, made on a scratch data
+ * at its q (the world's data untouched); -1 when none is within 1 cm. */
+static double ground_depth(fb_world* w, int art) {
+    const fb_model* m = fb_world_model(w, art);
+    fb_data* d = ck_data(m);
+    memcpy(d->q, fb_world_data(w, art)->q, (size_t)m->nq * sizeof(double));
+    fb_kinematics_pos(m, d);
+    fb_contact c[64];
+    int n = 0;
+    fb_error err;
+    ck_assert_int_eq(fb_collide_plane(m, d, art, fb_ground_plane(), 0.01, c, &n, 64, &err), FB_OK);
+    double deepest = -1.0;
+    for (int k = 0; k < n; k++) {
+        deepest = fmax(deepest, c[k].depth);
+    }
+    fb_data_destroy(d);
+    return deepest;
+}
+
+/* Steps w until articulation art sleeps, for at most `seconds`; returns the kinetic energy
+ * (J, fb_energy) of its last awake state, or fails the test. */
+static double step_until_asleep(fb_world* w, int art, double seconds) {
+    const fb_model* m = fb_world_model(w, art);
+    fb_data* d = fb_world_data(w, art);
+    double ke = INFINITY;
+    const double t_end = fb_world_time(w) + seconds;
+    while (!fb_world_asleep(w, art)) {
+        ck_assert_msg(fb_world_time(w) < t_end, "not asleep after %g s", seconds);
+        ke = kinetic(m, d);
+        ck_step(w);
+    }
+    return ke;
+}
+
+START_TEST(resting_humanoid_falls_asleep_and_costs_nothing) {
+    fb_model* hm = ck_damped_humanoid(1.0);
+    fb_world* w = tipping_humanoid(hm, NULL, 0.5);
+    fb_data* d = fb_world_data(w, 0);
+    fb_error err;
+    ck_assert_int_eq(fb_world_set_sleep(w, 0, true, &err), FB_OK);
+    /* the fall: every substep runs ABA and solves the contacts */
+    for (int k = 0; k < (int)(1.5 * SLEEP_HZ); k++) {
+        ck_step(w);
+        ck_assert(!fb_world_asleep(w, 0));
+    }
+    const fb_world_stats* st = fb_world_get_stats(w);
+    ck_assert_int_eq(st->aba_calls, st->substeps);
+    const int rows_lying = st->rows;
+    ck_assert_int_ge(rows_lying, 30); /* lying on the ground: 10 contacts and more */
+    const double ke = step_until_asleep(w, 0, 3.0);
+    const double t_sleep = fb_world_time(w);
+    const double depth = ground_depth(w, 0);
+    printf("humanoid asleep at t = %.3f s: kinetic energy before %.2e J, %d rows while lying, "
+           "deepest overlap %.2e m\n",
+           t_sleep, ke, rows_lying, depth);
+    /* at rest on the ground (not hanging in the air, not sunk), velocities exactly zero */
+    ck_assert_msg(ke < 1e-3, "kinetic energy %g J when it fell asleep", ke);
+    ck_assert_msg(depth > -fb_world_options(w)->contact_margin &&
+                      depth < fb_world_options(w)->pen_tol,
+                  "deepest overlap %g m", depth);
+    for (int j = 0; j < hm->nv; j++) {
+        ck_assert(d->qd[j] == 0.0 && d->qdd[j] == 0.0);
+    }
+    ck_assert_int_eq(st->sleeping, 1);
+    /* asleep: the same q bit for bit, no ABA, no contacts, no rows; time goes on */
+    double* q0 = malloc((size_t)hm->nq * sizeof(double));
+    ck_assert_ptr_nonnull(q0);
+    memcpy(q0, d->q, (size_t)hm->nq * sizeof(double));
+    const long aba0 = st->aba_calls, sub0 = st->substeps;
+    for (int k = 0; k < (int)SLEEP_HZ; k++) {
+        ck_step(w);
+        ck_assert(memcmp(q0, d->q, (size_t)hm->nq * sizeof(double)) == 0);
+        ck_assert(fb_world_asleep(w, 0));
+        ck_assert_int_eq(st->rows, 0);
+        ck_assert_int_eq(st->contacts, 0);
+    }
+    ck_assert_int_eq(st->aba_calls, aba0);
+    ck_assert_int_eq(st->substeps - sub0, (long)SLEEP_HZ);
+    fb_ck_near(d->time, fb_world_time(w), 1e-12, 0.0);
+    fb_ck_near(fb_world_time(w), t_sleep + 1.0, 1e-9, 0.0);
+    printf("asleep for 1 s: %ld ABA runs (before: one per substep, %ld), 0 rows (before: %d)\n",
+           st->aba_calls - aba0, aba0, rows_lying);
+    free(q0);
+    fb_world_destroy(w);
+    fb_model_destroy(hm);
+}
+END_TEST
+
+/* The ball's linear momentum (world). */
+static fb_v3 linear_momentum(fb_world* w, int art) {
+    fb_data* d = fb_world_data(w, art);
+    fb_kinematics(fb_world_model(w, art), d);
+    return fb_momentum(fb_world_model(w, art), d).f;
+}
+
+START_TEST(ball_wakes_a_sleeping_body_without_sinking_it) {
+    fb_model* hm = ck_damped_humanoid(1.0);
+    const double mass = 2.0, r = 0.11, speed = 6.0;
+    fb_model* bm = ball_model(r, mass / (4.0 / 3.0 * FB_PI * r * r * r));
+    fb_error err;
+    ck_assert_int_eq(fb_model_set_gravity(bm, fb_v3_zero(), &err), FB_OK); /* it floats */
+    fb_world* w = tipping_humanoid(hm, bm, 0.5);
+    ck_assert_int_eq(fb_world_set_material(w, 1, 0.0, 0.0, &err), FB_OK); /* no spin */
+    ck_assert_int_eq(fb_world_set_sleep(w, 0, true, &err), FB_OK);
+    (void)step_until_asleep(w, 0, 4.0);
+    const fb_world_stats* st = fb_world_get_stats(w);
+    ck_assert_int_eq(st->wakeups, 0);
+    /* thrown down onto the pelvis from 45 cm above it */
+    fb_data* dh = fb_world_data(w, 0);
+    fb_data* db = fb_world_data(w, 1);
+    fb_kinematics_pos(hm, dh);
+    const fb_v3 pelvis = fb_point_pos(hm, dh, 1, fb_v3_zero());
+    ck_place(db, fb_v3_add(pelvis, fb_v3_make(0.0, 0.45, 0.0)), fb_quat_identity());
+    db->qd[4] = -speed;
+    fb_v3 dp = fb_v3_zero(), imp = fb_v3_zero();
+    double deepest = -1.0, woke_at = -1.0;
+    for (int k = 0; k < (int)(0.5 * SLEEP_HZ); k++) {
+        const fb_v3 p0 = linear_momentum(w, 1);
+        ck_step(w);
+        /* the ball's own change of momentum, less what the ground gave it (none expected) */
+        const fb_v3 step_dp = fb_v3_sub(fb_v3_sub(linear_momentum(w, 1), p0),
+                                        fb_world_pair_impulse(w, 1, -1));
+        const fb_v3 step_imp = fb_world_pair_impulse(w, 0, 1);
+        dp = fb_v3_add(dp, step_dp);
+        imp = fb_v3_add(imp, step_imp);
+        if (woke_at < 0.0 && !fb_world_asleep(w, 0)) {
+            woke_at = fb_world_time(w);
+        }
+        if (woke_at >= 0.0) {
+            deepest = fmax(deepest, ground_depth(w, 0));
+        }
+    }
+    const double rel = fb_v3_norm(fb_v3_add(dp, imp)) / fb_v3_norm(imp);
+    printf("ball on the sleeper: woke at t = %.4f s, impulse %.4f N s (ball %.4f N s), "
+           "relative difference %.2e; deepest overlap with the ground after %.2e m "
+           "(pen_tol %g)\n",
+           woke_at, fb_v3_norm(imp), fb_v3_norm(dp), rel, deepest, fb_world_options(w)->pen_tol);
+    ck_assert_msg(woke_at >= 0.0, "the ball did not wake the body");
+    ck_assert_int_eq(st->wakeups, 1);
+    /* a 2 kg ball at 6 m/s stopped by the body (e = 0) gives it m v at least, the body's
+     * recoil less than that again */
+    ck_assert_msg(fb_v3_norm(imp) > 0.5 * mass * speed, "impulse %g N s", fb_v3_norm(imp));
+    ck_assert_msg(rel < 1e-9, "ball momentum change %g vs impulse %g (relative %g)",
+                  fb_v3_norm(dp), fb_v3_norm(imp), rel);
+    /* pen_tol bounds any landing (the backtracking); a body woken with its ground contacts
+     * in the same substep stays within the residual of one at rest, micrometres (made only
+     * after that substep, it sank 0.58 mm) */
+    ck_assert_msg(deepest < 0.1 * fb_world_options(w)->pen_tol, "sank %g m into the ground",
+                  deepest);
+    fb_world_destroy(w);
+    fb_model_destroy(bm);
+    fb_model_destroy(hm);
+}
+END_TEST
+
+START_TEST(sleep_not_allowed_never_sleeps_and_allowing_changes_no_bit) {
+    fb_model* hm = ck_damped_humanoid(1.0);
+    fb_error err;
+    /* A: not allowed; B: allowed (falls asleep near 2 s); C: allowed, but sleep_time 1e9 */
+    fb_world* w[3];
+    for (int v = 0; v < 3; v++) {
+        w[v] = tipping_humanoid(hm, NULL, v == 2 ? 1e9 : 0.5);
+    }
+    ck_assert_int_eq(fb_world_set_sleep(w[1], 0, true, &err), FB_OK);
+    ck_assert_int_eq(fb_world_set_sleep(w[2], 0, true, &err), FB_OK);
+    const size_t qb = (size_t)hm->nq * sizeof(double), vb = (size_t)hm->nv * sizeof(double);
+    const int steps = (int)(3.0 * SLEEP_HZ);
+    int compared = 0;
+    for (int k = 0; k < steps; k++) {
+        for (int v = 0; v < 3; v++) {
+            ck_step(w[v]);
+        }
+        const fb_data* a = fb_world_data(w[0], 0);
+        ck_assert(!fb_world_asleep(w[0], 0) && !fb_world_asleep(w[2], 0));
+        for (int v = 1; v < 3; v++) {
+            const fb_data* b = fb_world_data(w[v], 0);
+            if (!fb_world_asleep(w[v], 0)) { /* awake, moving or not: the same bits */
+                ck_assert(memcmp(a->q, b->q, qb) == 0 && memcmp(a->qd, b->qd, vb) == 0);
+                compared++;
+            }
+        }
+    }
+    const fb_world_stats* sa = fb_world_get_stats(w[0]);
+    ck_assert_int_eq(sa->sleeping, 0);
+    ck_assert_int_eq(sa->aba_calls, sa->substeps);
+    ck_assert(fb_world_asleep(w[1], 0)); /* the allowed one did fall asleep */
+    printf("not allowed: awake after 3 s, %ld ABA runs in %ld substeps; allowed: bit-identical "
+           "in the %d awake steps compared\n",
+           sa->aba_calls, sa->substeps, compared);
+    for (int v = 0; v < 3; v++) {
+        fb_world_destroy(w[v]);
+    }
+    fb_model_destroy(hm);
+}
+END_TEST
+
+/* A hook that adds one joint row on articulation 0 at FB_HOOK_ROWS; with `wake` set it wakes
+ * articulation 0 at FB_HOOK_FORCES first. */
+typedef struct row_hook {
+    bool wake;
+    int rows_added;
+} row_hook;
+
+static fb_status add_row_on_0(void* user, fb_world* w, fb_hook_phase phase, double t, double h,
+                              fb_csys* cs, fb_error* err) {
+    (void)t;
+    (void)h;
+    row_hook* rh = user;
+    if (phase == FB_HOOK_FORCES) {
+        return rh->wake ? fb_world_wake(w, 0, err) : FB_OK;
+    }
+    fb_row row = fb_default_row();
+    row.type = FB_ROW_DOF;
+    row.art = 0;
+    row.dof = 0;
+    row.lo = -1.0;
+    row.hi = 1.0;
+    const fb_status s = fb_csys_add_row(cs, &row, err);
+    rh->rows_added += s == FB_OK;
+    return s;
+}
+
+/* A box resting on the ground with a ball (r 5 cm) resting on top: an island. */
+static fb_world* box_and_ball(fb_model** box, fb_model** ball) {
+    *box = box_model(fb_v3_make(0.4, 0.2, 0.3));
+    *ball = ball_model(0.05, 1000.0);
+    const fb_model* ms[2] = {*box, *ball};
+    fb_world_opts o = fb_default_world_opts();
+    o.dt = 1.0 / SLEEP_HZ;
+    fb_world* w = ck_world(2, ms, &o);
+    ck_place(fb_world_data(w, 0), fb_v3_make(0.0, 0.1, 0.0), fb_quat_identity());
+    ck_place(fb_world_data(w, 1), fb_v3_make(0.05, 0.25, 0.0), fb_quat_identity());
+    return w;
+}
+
+/* An island sleeps whole: a box under a ball that may not sleep stays awake (asleep, the
+ * ball's contact would wake it at once); when both may, they fall asleep in the same step, and
+ * waking the ball wakes the box through their contact. */
+START_TEST(an_island_sleeps_and_wakes_whole) {
+    fb_model *box, *ball;
+    fb_error err;
+    fb_world* w = box_and_ball(&box, &ball);
+    const fb_world_stats* st = fb_world_get_stats(w);
+    ck_assert_int_eq(fb_world_set_sleep(w, 0, true, &err), FB_OK);
+    for (int k = 0; k < (int)(2.0 * SLEEP_HZ); k++) {
+        ck_step(w);
+        ck_assert_msg(!fb_world_asleep(w, 0), "the box slept under an awake ball");
+    }
+    ck_assert_int_eq(st->wakeups, 0);
+    fb_world_destroy(w);
+    fb_model_destroy(box);
+    fb_model_destroy(ball);
+
+    w = box_and_ball(&box, &ball);
+    st = fb_world_get_stats(w);
+    ck_assert_int_eq(fb_world_set_sleep(w, 0, true, &err), FB_OK);
+    ck_assert_int_eq(fb_world_set_sleep(w, 1, true, &err), FB_OK);
+    (void)step_until_asleep(w, 0, 2.0);
+    ck_assert(fb_world_asleep(w, 1)); /* in the same step */
+    ck_assert_int_eq(st->sleeping, 2);
+    ck_step(w);
+    ck_assert_int_eq(st->contacts, 0); /* asleep, not even the ball on the box is made */
+    ck_assert_int_eq(fb_world_wake(w, 1, &err), FB_OK);
+    ck_step(w);
+    ck_assert(!fb_world_asleep(w, 0) && !fb_world_asleep(w, 1));
+    ck_assert_int_eq(st->wakeups, 2);
+    ck_assert_int_eq(st->sleeping, 0);
+    fb_world_destroy(w);
+    fb_model_destroy(box);
+    fb_model_destroy(ball);
+}
+END_TEST
+
+START_TEST(sleepers_wake_when_moved_told_or_driven) {
+    fb_model* bm = box_model(fb_v3_make(0.4, 0.2, 0.3));
+    const fb_model* mc = bm;
+    fb_error err;
+    fb_world_opts o = fb_default_world_opts();
+    o.sleep_speed = -1.0;
+    ck_assert_ptr_null(fb_world_create(1, &mc, &o, NULL, &err));
+    ck_assert_msg(err.code == FB_EINVAL && strstr(err.msg, "sleep_speed"), "%s", err.msg);
+    o = fb_default_world_opts();
+    o.sleep_time = NAN;
+    ck_assert_ptr_null(fb_world_create(1, &mc, &o, NULL, &err));
+    ck_assert_msg(err.code == FB_EINVAL && strstr(err.msg, "sleep_time"), "%s", err.msg);
+
+    /* a box dropped flat from 1 cm */
+    o = fb_default_world_opts();
+    o.dt = 1.0 / SLEEP_HZ;
+    fb_world* w = ck_world(1, &mc, &o);
+    fb_data* d = fb_world_data(w, 0);
+    ck_place(d, fb_v3_make(0.0, 0.11, 0.0), fb_quat_identity());
+    const fb_world_stats* st = fb_world_get_stats(w);
+    ck_assert_int_eq(fb_world_set_sleep(w, 1, true, &err), FB_EINVAL);
+    ck_assert_msg(strstr(err.msg, "art"), "%s", err.msg);
+    ck_assert_int_eq(fb_world_wake(w, -1, &err), FB_EINVAL);
+    ck_assert(!fb_world_asleep(w, 3) && !fb_world_asleep(w, -1) && !fb_world_asleep(w, 0));
+    ck_assert_int_eq(fb_world_set_sleep(w, 0, true, &err), FB_OK);
+    (void)step_until_asleep(w, 0, 2.0);
+
+    /* the caller lifts it 1 cm: it wakes and falls; pushed sideways, it wakes and slides */
+    d->q[1] += 0.01;
+    ck_step(w);
+    ck_assert(!fb_world_asleep(w, 0));
+    ck_assert_int_eq(st->wakeups, 1);
+    ck_assert(d->qd[4] < 0.0);
+    (void)step_until_asleep(w, 0, 2.0);
+    d->qd[3] = 0.2;
+    ck_step(w);
+    ck_assert(!fb_world_asleep(w, 0));
+    ck_assert_int_eq(st->wakeups, 2);
+    /* fb_world_wake: awake for sleep_time at least before it sleeps again */
+    (void)step_until_asleep(w, 0, 2.0);
+    ck_assert_int_eq(fb_world_wake(w, 0, &err), FB_OK);
+    ck_assert(!fb_world_asleep(w, 0));
+    ck_assert_int_eq(st->wakeups, 3);
+    const double t_woken = fb_world_time(w);
+    (void)step_until_asleep(w, 0, 2.0);
+    ck_assert_double_ge(fb_world_time(w) - t_woken, o.sleep_time - 1e-9);
+
+    /* a hook's row on the sleeper is refused, and the step leaves the state as it was */
+    row_hook rh = {false, 0};
+    fb_world_set_hook(w, add_row_on_0, &rh);
+    ck_assert_int_eq(fb_world_step(w, &err), FB_ESTATE);
+    ck_assert_msg(strstr(err.msg, "asleep") && strstr(err.msg, "articulation 0"), "%s",
+                  err.msg);
+    ck_assert(fb_world_asleep(w, 0));
+    ck_assert_int_eq(rh.rows_added, 0);
+    /* a hook that wakes it at FB_HOOK_FORCES drives it in the same substep */
+    rh.wake = true;
+    const long sub0 = st->substeps;
+    ck_step(w);
+    ck_assert(!fb_world_asleep(w, 0));
+    ck_assert_int_ge(rh.rows_added, 1);
+    ck_assert_int_eq(rh.rows_added, st->substeps - sub0); /* one in each substep */
+    ck_assert_int_eq(st->wakeups, 4);
+    fb_world_set_hook(w, NULL, NULL);
+
+    /* disallowed: wakes (if asleep) and stays awake */
+    (void)step_until_asleep(w, 0, 2.0);
+    ck_assert_int_eq(fb_world_set_sleep(w, 0, false, &err), FB_OK);
+    ck_assert(!fb_world_asleep(w, 0));
+    ck_assert_int_eq(st->wakeups, 5);
+    ck_assert_int_eq(st->sleeping, 0);
+    for (int k = 0; k < (int)(2.0 * SLEEP_HZ); k++) {
+        ck_step(w);
+        ck_assert(!fb_world_asleep(w, 0));
+    }
+    fb_world_reset_stats(w);
+    ck_assert_int_eq(st->sleeping, 0);
+    fb_world_destroy(w);
+    fb_model_destroy(bm);
+}
+END_TEST
+
 static Suite* world_suite(void) {
     Suite* s = suite_create("world");
     TCase* tc = tcase_create("scenarios");
@@ -1049,6 +1426,11 @@ static Suite* world_suite(void) {
     tcase_add_test(tc, self_collision_table_checks_its_arguments);
     tcase_add_test(tc, folding_chain_keeps_momentum_through_self_contact);
     tcase_add_test(tc, world_rejects_bad_options_and_reports_blowups);
+    tcase_add_test(tc, resting_humanoid_falls_asleep_and_costs_nothing);
+    tcase_add_test(tc, ball_wakes_a_sleeping_body_without_sinking_it);
+    tcase_add_test(tc, sleep_not_allowed_never_sleeps_and_allowing_changes_no_bit);
+    tcase_add_test(tc, sleepers_wake_when_moved_told_or_driven);
+    tcase_add_test(tc, an_island_sleeps_and_wakes_whole);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -44,18 +44,6 @@ int exit_code_for(fb_status s) {
     return (s == FB_EINVAL || s == FB_EIO) ? EXIT_USAGE : EXIT_FAIL;
 }
 
-static bool parse_positive(const char* opt, const char* text, double* out) {
-    char* end = NULL;
-    const double v = text ? strtod(text, &end) : 0.0;
-    if (!text || *text == '\0' || *end != '\0' || !(v > 0.0) || v > 1e9) {
-        fprintf(stderr, "featherbone: %s: expected a positive number, found '%s'\n", opt,
-                text ? text : "(nothing)");
-        return false;
-    }
-    *out = v;
-    return true;
-}
-
 int clip_args_take(clip_args* a, int argc, char** argv, int* i, bool character) {
     const char* opt = argv[*i];
     const char* val = (*i + 1 < argc) ? argv[*i + 1] : NULL;
@@ -65,7 +53,7 @@ int clip_args_take(clip_args* a, int argc, char** argv, int* i, bool character) 
     }
     if (strcmp(opt, "--scale") == 0 || strcmp(opt, "--height") == 0) {
         double* dst = opt[2] == 's' ? &a->clip_opts.scale : &a->clip_opts.height;
-        if (!parse_positive(opt, val, dst)) {
+        if (!parse_positive_double(opt, val, dst)) {
             return -1;
         }
         (*i)++;
@@ -118,7 +106,7 @@ int clip_args_take(clip_args* a, int argc, char** argv, int* i, bool character) 
         return 1;
     }
     if (strcmp(opt, "--mass") == 0) {
-        if (!parse_positive(opt, val, &a->build.mass)) {
+        if (!parse_positive_double(opt, val, &a->build.mass)) {
             return -1;
         }
         (*i)++;

@@ -5,6 +5,7 @@
 
 #include "bench_constraints.h"
 #include "bench_simulate.h"
+#include "bench_sleep.h"
 #include "stand.h"
 #include "bench_dynamics.h"
 #include "kernels.h"
@@ -14,7 +15,7 @@
 #include "commands.h"
 
 static const char USAGE[] =
-    "usage: featherbone bench [dynamics|constraints|simulate] [options]\n"
+    "usage: featherbone bench [dynamics|constraints|simulate|sleep] [options]\n"
     "\n"
     "Times ABA (forward dynamics), RNEA (inverse dynamics) and CRBA (mass matrix) per call\n"
     "on the models of BENCH_MODELS.md, cycling through 16 random states. The algorithms are\n"
@@ -51,6 +52,15 @@ static const char USAGE[] =
     "real-time factor (simulated s per wall s: median, p10, p90, every run) and the time per\n"
     "step split by the world's timers.\n"
     "  --clip PATH    another clip (the bundled rules must fit it)\n"
+    "\n"
+    "bench sleep: the character of the CMU walk with zero torques, laid on its back and\n"
+    "dropped from 40 cm, stepped 5 s at 240 Hz with sleeping allowed and without, alternating\n"
+    "(--rounds rounds after a warm-up, default 5). Prints when it fell asleep and the time per\n"
+    "step before and after that moment in both runs (median, p10, p90), with the ABA runs and\n"
+    "rows per step.\n"
+    "  --damping B       passive damping of every joint but the root, N m s/rad (default 0.5)\n"
+    "  --sleep-speed S   the world's sleep_speed, rad/s or m/s (default 0.1; the world's\n"
+    "                    own default is 0.01)\n"
     "\n"
     "Build with the release preset for meaningful numbers. The header names the instruction\n"
     "set of ABA phase 1's kernels (avx2 where the processor has it, else x86-64; the\n"
@@ -118,6 +128,48 @@ static int run_constraints(const bench_options* opt) {
     for (int p = 0; p < BS_NPART; p++) {
         printf("%-12s %10.2f %10.2f %10.2f\n", bench_spart_name((bench_spart)p), r.step[p].median,
                r.step[p].p10, r.step[p].p90);
+    }
+    return EXIT_OK;
+}
+
+static int run_sleep(const bench_options* opt, const bench_sleep_options* so) {
+    bench_sleep_result r;
+    fb_error err;
+    if (bench_sleep_run(opt, so, &r, &err) != 0) {
+        fprintf(stderr, "featherbone bench sleep: %s\n", err.msg);
+        return EXIT_FAIL;
+    }
+    printf("featherbone %s bench sleep: 131_01 character, %d bodies, %d dof, zero torques, "
+           "damping %g N m s/rad, laid down from 40 cm; %d steps of %.4g s (%g s); "
+           "sleep_speed %g, sleep_time %g s; %d rounds\n",
+           FB_VERSION_STRING, r.nbody - 1, r.nv, so->damping, r.steps, r.dt, r.steps * r.dt,
+           so->sleep_speed, fb_default_world_opts().sleep_time, r.rounds);
+    if (r.t_asleep < 0.0) {
+        printf("did not fall asleep within %g s\n", r.steps * r.dt);
+    } else {
+        printf("fell asleep at t = %.3f s (after step %d)\n", r.t_asleep, r.step_asleep);
+    }
+    static const char* const run_name[2] = {"sleep allowed", "no sleep"};
+    static const char* const part_name[2] = {"before", "after"};
+    printf("%-14s %-7s %10s %9s %9s %9s %7s\n", "run", "part", "median_us", "p10_us",
+           "p90_us", "ABA/step", "rows");
+    for (int run = 0; run < 2; run++) {
+        for (int p = 0; p < 2; p++) {
+            if (p == BSLEEP_AFTER && r.step_asleep >= r.steps) {
+                continue;
+            }
+            const bench_stat st = r.step_us[run][p];
+            printf("%-14s %-7s %10.2f %9.2f %9.2f %9.2f %7.1f\n", run_name[run], part_name[p],
+                   st.median, st.p10, st.p90, r.aba[run][p], r.rows[run][p]);
+        }
+    }
+    printf("real-time factor of the 5 s: sleep allowed %.1fx (p10 %.1fx, p90 %.1fx), "
+           "no sleep %.1fx (p10 %.1fx, p90 %.1fx)\n",
+           r.rtf[0].median, r.rtf[0].p10, r.rtf[0].p90, r.rtf[1].median, r.rtf[1].p10,
+           r.rtf[1].p90);
+    if (r.fastest_joint[0]) {
+        printf("without sleep, the fastest dof at the end: %s at %.3g rad/s\n", r.fastest_joint,
+               r.fastest_speed);
     }
     return EXIT_OK;
 }
@@ -289,7 +341,8 @@ int cmd_bench(int argc, char** argv) {
     unsigned chosen = 0;
     bool peers = false;
     int i = 0;
-    bool constraints = false, simulate = false;
+    bool constraints = false, simulate = false, sleep = false;
+    bench_sleep_options so = bench_sleep_default_options();
     const char* clip = NULL;
     if (argc > 0 && strcmp(argv[0], "dynamics") == 0) {
         i = 1;
@@ -298,6 +351,9 @@ int cmd_bench(int argc, char** argv) {
         i = 1;
     } else if (argc > 0 && strcmp(argv[0], "simulate") == 0) {
         simulate = true;
+        i = 1;
+    } else if (argc > 0 && strcmp(argv[0], "sleep") == 0) {
+        sleep = true;
         i = 1;
     }
     for (; i < argc; i++) {
@@ -316,6 +372,11 @@ int cmd_bench(int argc, char** argv) {
                 return EXIT_USAGE;
             }
             clip = val;
+            i++;
+        } else if ((strcmp(a, "--damping") == 0 || strcmp(a, "--sleep-speed") == 0) && sleep) {
+            if (!parse_positive_double(a, val, a[2] == 'd' ? &so.damping : &so.sleep_speed)) {
+                return EXIT_USAGE;
+            }
             i++;
         } else if (strcmp(a, "--model") == 0) {
             const int k = val ? model_index(val) : -1;
@@ -356,6 +417,9 @@ int cmd_bench(int argc, char** argv) {
     }
     if (simulate) {
         return run_simulate(&opt, clip);
+    }
+    if (sleep) {
+        return run_sleep(&opt, &so);
     }
     bench_result res[BENCH_NMODEL];
     fb_error err;

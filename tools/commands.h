@@ -25,4 +25,7 @@ bool is_help(const char* arg);
  * it is not one. */
 bool parse_positive_int(const char* opt, const char* text, int* out);
 
+/* The same for a positive number (at most 1e9). */
+bool parse_positive_double(const char* opt, const char* text, double* out);
+
 #endif /* FB_TOOLS_COMMANDS_H */

@@ -22,7 +22,7 @@ static const char USAGE[] =
     "  gains init  a starting gains file for tracking a clip\n"
     "  selfcheck   check the dynamics on the bundled humanoid and Bender tree\n"
     "              against independent algorithms (ABA vs CRBA, RNEA after ABA)\n"
-    "  bench       time the dynamics on the benchmark models (bench --help)\n"
+    "  bench       timings: dynamics, contact step, simulation, sleeping (bench --help)\n"
     "  help        this text\n"
     "\n"
     "options:\n"
@@ -44,6 +44,18 @@ bool parse_positive_int(const char* opt, const char* text, int* out) {
         return false;
     }
     *out = (int)v;
+    return true;
+}
+
+bool parse_positive_double(const char* opt, const char* text, double* out) {
+    char* end = NULL;
+    const double v = text ? strtod(text, &end) : 0.0;
+    if (!text || *text == '\0' || *end != '\0' || !(v > 0.0) || v > 1e9) {
+        fprintf(stderr, "featherbone: %s: expected a positive number, found '%s'\n", opt,
+                text ? text : "(nothing)");
+        return false;
+    }
+    *out = v;
     return true;
 }
 

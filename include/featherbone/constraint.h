@@ -140,6 +140,8 @@ typedef struct fb_csys {
     int nv_total;
     int iterations;  /* sweeps the last solve used (with a joint-space block: pivots) */
     double residual; /* largest violation of the LCP conditions after the last solve */
+    bool asleep[FB_CSYS_MAX_ART]; /* articulations left out of the system (a world's sleeping
+                                     ones): fb_csys_set_asleep */
     /* private */
     uint64_t* prev_id;
     double* prev_lambda;
@@ -214,14 +216,22 @@ FB_API void fb_csys_destroy(fb_csys* cs);
 /* Chooses how fb_csys_build forms K (FB_K_TEST_FORCES when created). */
 FB_API void fb_csys_set_k_method(fb_csys* cs, fb_k_method method);
 
+/* Leaves articulation art out of the system (asleep true) or takes it back: an articulation
+ * left out takes no rows (fb_csys_add_row refuses them with FB_ESTATE), needs no ABA for
+ * fb_csys_build, and fb_csys_apply and fb_csys_impulse leave its qdd, qd and stage alone. What
+ * fb_world does for a sleeping articulation (world.h). Out of range: nothing. */
+FB_API void fb_csys_set_asleep(fb_csys* cs, int art, bool asleep);
+
 /* Removes the rows (the multipliers of the last solve stay for warm starting). */
 FB_API void fb_csys_clear(fb_csys* cs);
 
-/* Adds a row. FB_EINVAL for a bad row (message names the field), FB_ECAPACITY when full. */
+/* Adds a row. FB_EINVAL for a bad row (message names the field), FB_ECAPACITY when full,
+ * FB_ESTATE for a row on an articulation left out of the system (fb_csys_set_asleep). */
 FB_API fb_status fb_csys_add_row(fb_csys* cs, const fb_row* row, fb_error* err);
 
-/* Builds K, the responses dqdd and a0 (by cs->k_method). Every articulation must have ABA
- * phase 1 and 2 done for the current state and forces (FB_STAGE_ABA1 | FB_STAGE_ACC).
+/* Builds K, the responses dqdd and a0 (by cs->k_method). Every articulation but those left
+ * out (fb_csys_set_asleep) must have ABA phase 1 and 2 done for the current state and forces
+ * (FB_STAGE_ABA1 | FB_STAGE_ACC).
  * FB_ENUMERIC when an articulation's joint-space inertia is not positive definite.
  * Allocation-free. */
 FB_API fb_status fb_csys_build(fb_csys* cs, fb_error* err);

@@ -11,7 +11,15 @@
  * LCP with Baumgarte targets; semi-implicit Euler (qd += h qdd, then q moves with the new qd).
  * A substep that makes a new contact deeper than pen_tol (or a new limit overshoot beyond
  * limit_tol) is undone and retried at half the length. Everything is allocated by
- * fb_world_create: stepping allocates nothing. */
+ * fb_world_create: stepping allocates nothing.
+ *
+ * Sleeping (as in [Box2D], [Bullet], [PhysX]: docs/REFERENCES.md): an articulation
+ * allowed to (fb_world_set_sleep; none is by default) that stays still (every |qd| below
+ * sleep_speed) for sleep_time falls asleep at the end of a step: qd and qdd are set to zero and
+ * the step skips it (no ABA, no integration, no ground or self contacts, no rows) until it is
+ * woken: by an awake articulation touching it (a ball), by fb_world_wake or
+ * fb_world_set_sleep(.., false), or by the caller changing its q or qd. docs/CONSTRAINTS.md,
+ * "Sleeping". */
 #ifndef FEATHERBONE_WORLD_H
 #define FEATHERBONE_WORLD_H
 
@@ -43,6 +51,9 @@ typedef struct fb_world_opts {
     double max_speed;          /* m/s, rad/s: a joint faster than this is a blow-up; 1e3 */
     int max_contacts;          /* default 256 */
     fb_pgs_opts pgs;           /* default fb_default_pgs_opts() */
+    double sleep_speed;        /* rad/s or m/s: an articulation is still while every dof's |qd|
+                                  is below this; default 0.01 */
+    double sleep_time;         /* s it must stay still to fall asleep; default 0.5 */
 } fb_world_opts;
 
 FB_API fb_world_opts fb_default_world_opts(void);
@@ -55,8 +66,12 @@ typedef struct fb_world_stats {
     double residual;            /* its LCP residual (m/s^2) */
     double max_penetration;     /* m, deepest contact after the last step */
     double max_limit_violation; /* rad or m, largest limit overshoot after the last step */
+    int sleeping;               /* articulations asleep after the last step */
     /* accumulated since creation or fb_world_reset_stats */
     long steps, substeps, halvings, impacts;
+    long aba_calls;             /* ABA runs: phases 1 and 2 of one articulation in a substep
+                                   (an impact's redo of the velocity terms not counted) */
+    long wakeups;               /* sleeping articulations woken */
     double t_dynamics, t_collision, t_build, t_solve, t_total; /* s of wall time */
 } fb_world_stats;
 
@@ -70,7 +85,10 @@ typedef enum fb_hook_phase {
 
 /* Called at both phases of every substep (t = its start time, h = its length); cs is the
  * constraint system to add rows to at FB_HOOK_ROWS (NULL at FB_HOOK_FORCES). A status other
- * than FB_OK stops the step with that error. */
+ * than FB_OK stops the step with that error. A sleeping articulation (fb_world_asleep) takes
+ * no rows (fb_csys_add_row returns FB_ESTATE) and its tau and f_ext are not read: a hook that
+ * wants to drive one wakes it with fb_world_wake at FB_HOOK_FORCES; at FB_HOOK_ROWS the wake
+ * counts from the next substep. */
 typedef fb_status (*fb_world_hook)(void* user, fb_world* w, fb_hook_phase phase, double t,
                                    double h, fb_csys* cs, fb_error* err);
 
@@ -127,6 +145,25 @@ FB_API fb_status fb_world_clear_self_collision_touching(fb_world* w, int art, in
 FB_API bool fb_world_self_collision(const fb_world* w, int art, int body_a, int body_b);
 
 FB_API void fb_world_set_hook(fb_world* w, fb_world_hook hook, void* user);
+
+/* Whether articulation art may sleep (none may when the world is created). Allowed, it falls
+ * asleep at the end of a step once it has been still (every |qd| < sleep_speed) for sleep_time,
+ * together with every awake articulation it touches (all of them must be allowed and still
+ * that long: an island sleeps whole, as in Box2D). Disallowing wakes it. FB_EINVAL for a bad
+ * art. */
+FB_API fb_status fb_world_set_sleep(fb_world* w, int art, bool allowed, fb_error* err);
+
+/* Whether articulation art sleeps (false for an index out of range). While it does, its q is
+ * constant, its qd and qdd are zero, its time advances with the world's; its tau and f_ext are
+ * ignored. */
+FB_API bool fb_world_asleep(const fb_world* w, int art);
+
+/* Wakes articulation art (awake, its still time restarts); it may fall asleep again after
+ * sleep_time still. Call it before changing what drives a sleeper (tau, f_ext, a hook's rows). A change
+ * of its q or qd between steps wakes it by itself at the next step. From a hook: at
+ * FB_HOOK_FORCES it wakes for this substep (its contacts are made again before the rows), at
+ * FB_HOOK_ROWS from the next one. FB_EINVAL for a bad art. */
+FB_API fb_status fb_world_wake(fb_world* w, int art, fb_error* err);
 
 /* Advances every articulation by dt. On a blow-up (a non-finite or runaway joint velocity)
  * the state is left at the last good substep and FB_ENUMERIC names the time, articulation

@@ -181,6 +181,12 @@ void fb_csys_set_k_method(fb_csys* cs, fb_k_method method) {
     forget_build(cs);
 }
 
+void fb_csys_set_asleep(fb_csys* cs, int art, bool asleep) {
+    if (art >= 0 && art < cs->nart) {
+        cs->asleep[art] = asleep;
+    }
+}
+
 void fb_csys_clear(fb_csys* cs) {
     cs->nrow = 0;
     forget_build(cs);
@@ -198,6 +204,13 @@ fb_status fb_csys_add_row(fb_csys* cs, const fb_row* r, fb_error* err) {
     if (r->art < 0 || r->art >= cs->nart) {
         return fb_fail(err, FB_EINVAL, "row %d: art: expected 0..%d, found %d", k, cs->nart - 1,
                        r->art);
+    }
+    const int other = r->type == FB_ROW_POINT ? r->art_b : -1;
+    if (cs->asleep[r->art] || (other >= 0 && other < cs->nart && cs->asleep[other])) {
+        return fb_fail(err, FB_ESTATE,
+                       "row %d: articulation %d is asleep: it takes no rows (wake it first, "
+                       "fb_world_wake)",
+                       k, cs->asleep[r->art] ? r->art : other);
     }
     if (r->type == FB_ROW_DOF) {
         if (r->dof < 0 || r->dof >= cs->m[r->art]->nv) {
@@ -246,11 +259,11 @@ fb_status fb_csys_add_row(fb_csys* cs, const fb_row* r, fb_error* err) {
     return fb_ok(err);
 }
 
-/* FB_ESTATE unless every articulation has ABA phases 1 and 2 done. */
+/* FB_ESTATE unless every articulation not left out has ABA phases 1 and 2 done. */
 static fb_status need_aba(const fb_csys* cs, const char* who, fb_error* err) {
     for (int k = 0; k < cs->nart; k++) {
         const unsigned need = FB_STAGE_ABA1 | FB_STAGE_ACC;
-        if ((cs->d[k]->stage & need) != need) {
+        if (!cs->asleep[k] && (cs->d[k]->stage & need) != need) {
             return fb_fail(err, FB_ESTATE, "%s: articulation %d needs ABA phase 1 and 2 first",
                            who, k);
         }
@@ -405,10 +418,13 @@ void fb_csys_solve(fb_csys* cs, const fb_pgs_opts* opts) {
     }
 }
 
-/* Adds sum_c lambda_c dqdd_c to x(k) of every articulation k (its qdd or its qd); for one the
- * joint-space solve handled, its joint accelerations' change e instead. */
+/* Adds sum_c lambda_c dqdd_c to x(k) of every articulation k not left out (its qdd or its
+ * qd); for one the joint-space solve handled, its joint accelerations' change e instead. */
 static void add_responses(fb_csys* cs, bool to_velocity) {
     for (int k = 0; k < cs->nart; k++) {
+        if (cs->asleep[k]) {
+            continue; /* no row acts on it */
+        }
         const int nv = cs->m[k]->nv;
         double* x = to_velocity ? cs->d[k]->qd : cs->d[k]->qdd;
         if (cs->e_valid[k]) {
@@ -493,6 +509,8 @@ void fb_csys_impulse(fb_csys* cs, const double* v, const double* v_target,
     lcp_solve(cs, &q, &o);
     add_responses(cs, true);
     for (int k = 0; k < cs->nart; k++) {
-        cs->d[k]->stage &= ~(unsigned)(FB_STAGE_VEL | FB_STAGE_ABA1 | FB_STAGE_ACC);
+        if (!cs->asleep[k]) {
+            cs->d[k]->stage &= ~(unsigned)(FB_STAGE_VEL | FB_STAGE_ABA1 | FB_STAGE_ACC);
+        }
     }
 }

@@ -7,7 +7,11 @@
  * already removed the approach velocity, adds no energy beyond the overlap it removes. Cline's
  * post-stabilisation (a projection of the positions after each step) would remove drift
  * exactly but costs a second solve per step; docs/CONSTRAINTS.md gives the measured residual
- * penetration of this choice. */
+ * penetration of this choice.
+ *
+ * Sleeping articulations (sleep.c) are skipped throughout: no ABA, rows, ground or self
+ * contacts, integration; the step wakes them at its start, at each substep's start and from the
+ * forces hook, and puts the still ones to sleep at its end. world_internal.h holds the world. */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "featherbone/world.h"
 
@@ -19,6 +23,7 @@
 #include "math/quat.h"
 #include "math/spatial.h"
 #include "model/limit.h"
+#include "sim/world_internal.h"
 #include "util/block.h"
 #include "util/error.h"
 
@@ -29,63 +34,6 @@
 /* At most three limit rows per joint: a spherical joint's swing and both twist stops, or a
  * hinge's two stops. */
 #define LIMIT_KINDS 3
-
-struct fb_world {
-    fb_world_opts o;
-    int nart;
-    const fb_model* m[FB_CSYS_MAX_ART];
-    fb_data* d[FB_CSYS_MAX_ART];
-    double mu[FB_CSYS_MAX_ART], e[FB_CSYS_MAX_ART];
-    bool has_shapes[FB_CSYS_MAX_ART];
-    bool spheres_only[FB_CSYS_MAX_ART]; /* a ball: collides with every other articulation */
-    uint8_t* self_on[FB_CSYS_MAX_ART];  /* (nbody x nbody) symmetric: 1 where bodies i and j of
-                                           articulation k collide with each other */
-    int nself[FB_CSYS_MAX_ART];         /* pairs switched on in self_on[k] */
-    double* q_save[FB_CSYS_MAX_ART];
-    double* qd_save[FB_CSYS_MAX_ART];
-    double* q_pos[FB_CSYS_MAX_ART]; /* (nq) the q at which the world last made X_up, X_0 ... */
-    bool pos_known[FB_CSYS_MAX_ART]; /* ... if it did */
-    fb_csys* cs;
-    fb_contact* con; /* touching contacts at the current state */
-    int ncon;
-    fb_contact* con_next; /* at the end of a substep, before it is accepted */
-    int ncon_next;
-    fb_contact* con_last; /* the contacts the last substep used, with rows con_row */
-    int ncon_last;
-    int* con_row;    /* (max_contacts) normal row of each contact in the last substep */
-    double* vrow;    /* (rows) row velocities */
-    double* vtarget; /* (rows) impulse targets */
-    double* depth;   /* (rows) overlap of unilateral rows; NAN for the others */
-    double* rest;    /* (rows) restitution of unilateral rows */
-    int nrow_own;    /* rows of the last substep added by the world (contacts, limits) */
-    /* linear impulse (N s, world) on articulation a from articulation b (index nart: the
-     * ground) through contact rows: over the substep in progress, and over the last step */
-    fb_v3 imp_sub[FB_CSYS_MAX_ART + 1][FB_CSYS_MAX_ART + 1];
-    fb_v3 imp_step[FB_CSYS_MAX_ART + 1][FB_CSYS_MAX_ART + 1];
-    /* the same per body: on body b of articulation a from articulation o (nart: the ground) at
-     * index boff[a] + b (nart + 1) + o of bimp_sub / bimp_step (nbimp entries). Few are
-     * non-zero in a step, so each keeps a list of its non-zero entries (bdirty_*, marked in
-     * bmark_*) and clears only those */
-    int boff[FB_CSYS_MAX_ART];
-    int nbimp;
-    fb_v3* bimp_sub;
-    fb_v3* bimp_step;
-    int* bdirty_sub;
-    int* bdirty_step;
-    int nbdirty_sub, nbdirty_step;
-    uint8_t* bmark_sub;
-    uint8_t* bmark_step;
-    /* (nv of each articulation) generalised impulse of its joint forces (d->tau) and the
-     * caller's dof rows: over the substep in progress and over the last step */
-    double* jimp_sub[FB_CSYS_MAX_ART];
-    double* jimp_step[FB_CSYS_MAX_ART];
-    double time;
-    fb_world_hook hook;
-    void* user;
-    fb_world_stats st;
-    fb_allocator alloc;
-    void* block;
-};
 
 fb_world_opts fb_default_world_opts(void) {
     return (fb_world_opts){
@@ -105,6 +53,8 @@ fb_world_opts fb_default_world_opts(void) {
         .max_speed = 1e3,
         .max_contacts = 256,
         .pgs = fb_default_pgs_opts(),
+        .sleep_speed = 0.01,
+        .sleep_time = 0.5,
     };
 }
 
@@ -145,6 +95,13 @@ static fb_status check_opts(const fb_world_opts* o, fb_error* err) {
         return fb_fail(err, FB_EINVAL,
                        "world options: max_contacts 1..10000, pgs.max_iter >= 1 expected");
     }
+    if (!(o->sleep_speed >= 0.0) || !isfinite(o->sleep_speed) || !(o->sleep_time >= 0.0) ||
+        !isfinite(o->sleep_time)) {
+        return fb_fail(err, FB_EINVAL,
+                       "world options: sleep_speed/sleep_time: expected finite values >= 0, "
+                       "found %g, %g",
+                       o->sleep_speed, o->sleep_time);
+    }
     return FB_OK;
 }
 
@@ -174,6 +131,7 @@ static size_t layout(fb_world* w, char* base, int max_rows) {
         w->q_save[k] = fb_block_carve(base, &off, (size_t)w->m[k]->nq * sizeof(double));
         w->qd_save[k] = fb_block_carve(base, &off, nv * sizeof(double));
         w->q_pos[k] = fb_block_carve(base, &off, (size_t)w->m[k]->nq * sizeof(double));
+        w->q_sleep[k] = fb_block_carve(base, &off, (size_t)w->m[k]->nq * sizeof(double));
         w->self_on[k] = fb_block_carve(base, &off, nb * nb * sizeof(uint8_t));
         w->jimp_sub[k] = fb_block_carve(base, &off, nv * sizeof(double));
         w->jimp_step[k] = fb_block_carve(base, &off, nv * sizeof(double));
@@ -470,6 +428,9 @@ const fb_world_stats* fb_world_get_stats(const fb_world* w) {
 
 void fb_world_reset_stats(fb_world* w) {
     memset(&w->st, 0, sizeof w->st);
+    for (int k = 0; k < w->nart; k++) {
+        w->st.sleeping += w->asleep[k];
+    }
 }
 
 /* ---- contacts ---------------------------------------------------------------------------- */
@@ -489,7 +450,9 @@ static void note_positions(fb_world* w, int k) {
 }
 
 /* Every touching contact at the current positions (position kinematics done here, unless
- * the world made them at this q already). */
+ * the world made them at this q already). A sleeping articulation makes no ground or self
+ * contacts (its q is constant), and none with another sleeper; with an awake one it does
+ * (that contact wakes it). */
 static fb_status collide_all(fb_world* w, fb_contact* out, int* n, fb_error* err) {
     const int cap = w->o.max_contacts;
     *n = 0;
@@ -501,7 +464,7 @@ static fb_status collide_all(fb_world* w, fb_contact* out, int* n, fb_error* err
     }
     fb_status s = FB_OK;
     for (int k = 0; s == FB_OK && k < w->nart; k++) {
-        if (w->o.ground && w->has_shapes[k]) {
+        if (w->o.ground && w->has_shapes[k] && !w->asleep[k]) {
             s = fb_collide_plane(w->m[k], w->d[k], k, w->o.plane, w->o.contact_margin, out, n,
                                  cap, err);
         }
@@ -509,6 +472,9 @@ static fb_status collide_all(fb_world* w, fb_contact* out, int* n, fb_error* err
     /* between articulations: a ball against anything */
     for (int a = 0; s == FB_OK && a < w->nart; a++) {
         for (int b = a + 1; s == FB_OK && b < w->nart; b++) {
+            if (w->asleep[a] && w->asleep[b]) {
+                continue;
+            }
             if (w->spheres_only[b] && w->has_shapes[a]) {
                 s = fb_collide_spheres(w->m[a], w->d[a], a, w->m[b], w->d[b], b,
                                        w->o.contact_margin, out, n, cap, err);
@@ -523,7 +489,8 @@ static fb_status collide_all(fb_world* w, fb_contact* out, int* n, fb_error* err
     for (int k = 0; s == FB_OK && k < w->nart; k++) {
         const fb_model* m = w->m[k];
         const uint8_t* on = w->self_on[k];
-        for (int sa = 0; s == FB_OK && w->nself[k] > 0 && sa < m->nshape; sa++) {
+        for (int sa = 0; s == FB_OK && w->nself[k] > 0 && !w->asleep[k] && sa < m->nshape;
+             sa++) {
             const int ba = m->shape[sa].body;
             for (int sb = sa + 1; s == FB_OK && sb < m->nshape; sb++) {
                 const int bb = m->shape[sb].body;
@@ -603,6 +570,9 @@ typedef fb_status (*limit_fn)(fb_world* w, int art, int body, int kind, const li
 
 static fb_status for_each_limit(fb_world* w, limit_fn fn, void* ctx, fb_error* err) {
     for (int k = 0; k < w->nart; k++) {
+        if (w->asleep[k]) {
+            continue; /* no rows; its overshoots are those it fell asleep with */
+        }
         const fb_model* m = w->m[k];
         for (int i = 1; i < m->nbody; i++) {
             if (!m->limit[i].on) {
@@ -689,10 +659,13 @@ static fb_status add_limit_row(fb_world* w, int art, int body, int kind, const l
     return s;
 }
 
-/* ABA for every articulation; joint damping acts implicitly over the substep h (until the
- * substep ends: phase 2 and the test-force responses must see the same D). */
+/* ABA for every articulation awake; joint damping acts implicitly over the substep h (until
+ * the substep ends: phase 2 and the test-force responses must see the same D). */
 static fb_status run_aba(fb_world* w, double h, fb_error* err) {
     for (int k = 0; k < w->nart; k++) {
+        if (w->asleep[k]) {
+            continue;
+        }
         w->d[k]->damping_dt = h;
         /* the positions of the contacts just found serve phase 1 as well (bit-identical) */
         const fb_status s = positions_current(w, k)
@@ -703,6 +676,7 @@ static fb_status run_aba(fb_world* w, double h, fb_error* err) {
         }
         note_positions(w, k);
         fb_aba_phase2(w->m[k], w->d[k]);
+        w->st.aba_calls++;
     }
     return FB_OK;
 }
@@ -712,6 +686,9 @@ static fb_status run_aba(fb_world* w, double h, fb_error* err) {
  * so only its velocity terms are made anew (bit-identical to a full phase 1). */
 static void run_aba_velocities(fb_world* w) {
     for (int k = 0; k < w->nart; k++) {
+        if (w->asleep[k]) {
+            continue;
+        }
         fb_aba_phase1_velocities(w->m[k], w->d[k]);
         fb_aba_phase2(w->m[k], w->d[k]);
     }
@@ -845,18 +822,39 @@ static bool impacts(fb_world* w) {
     return true;
 }
 
+/* Wakes the sleepers due and those an awake articulation touches (sleep.c), and makes the
+ * contacts again while any woke (a woken one's ground and self contacts, and those with the
+ * sleepers it touches, which wake in turn). */
+static fb_status wake_and_collide(fb_world* w, fb_error* err) {
+    for (;;) {
+        fb_sleep_wake_touching(w);
+        if (!w->recollide) {
+            return FB_OK;
+        }
+        w->recollide = false;
+        const fb_status s = collide_all(w, w->con, &w->ncon, err);
+        if (s != FB_OK) {
+            return s;
+        }
+    }
+}
+
 /* One substep of length h from the current state and contacts (w->con). */
 static fb_status substep(fb_world* w, double h, fb_error* err) {
     fb_csys* cs = w->cs;
     fb_status s = FB_OK;
     if (w->hook) {
         s = w->hook(w->user, w, FB_HOOK_FORCES, w->time, h, NULL, err);
+        if (s == FB_OK && w->recollide) {
+            s = wake_and_collide(w, err); /* the hook woke an articulation */
+        }
         if (s != FB_OK) {
             return s;
         }
     }
     double t0 = now_s();
     s = run_aba(w, h, err);
+    w->aba_done = true;
     if (s != FB_OK) {
         return s;
     }
@@ -924,6 +922,10 @@ static fb_status substep(fb_world* w, double h, fb_error* err) {
     for (int k = 0; k < w->nart; k++) {
         const fb_model* m = w->m[k];
         fb_data* d = w->d[k];
+        if (w->asleep[k]) {
+            d->time += h; /* its state stays as it is */
+            continue;
+        }
         for (int j = 0; j < m->nv; j++) {
             d->qd[j] += h * d->qdd[j];
         }
@@ -933,6 +935,7 @@ static fb_status substep(fb_world* w, double h, fb_error* err) {
         d->damping_dt = 0.0; /* the caller's own ABA calls see explicit damping */
     }
     w->time += h;
+    w->aba_done = false;
     w->st.t_dynamics += now_s() - t1;
     w->st.contacts = w->ncon;
     w->st.rows = cs->nrow;
@@ -949,8 +952,15 @@ static void save_state(fb_world* w) {
     }
 }
 
+/* The state saved at the substep's start; a sleeper (asleep throughout: none falls asleep
+ * within a step) keeps its state and stage, only its time goes back. */
 static void restore_state(fb_world* w, double t) {
+    w->aba_done = false;
     for (int k = 0; k < w->nart; k++) {
+        if (w->asleep[k]) {
+            w->d[k]->time = t;
+            continue;
+        }
         memcpy(w->d[k]->q, w->q_save[k], (size_t)w->m[k]->nq * sizeof(double));
         memcpy(w->d[k]->qd, w->qd_save[k], (size_t)w->m[k]->nv * sizeof(double));
         w->d[k]->time = t;
@@ -987,11 +997,14 @@ static fb_status check_blowup(const fb_world* w, double t, fb_error* err) {
 
 fb_status fb_world_step(fb_world* w, fb_error* err) {
     const double t_start = now_s();
-    /* contacts at the state the caller left (it may have moved things since the last step) */
+    /* contacts at the state the caller left (it may have moved things since the last step,
+     * which wakes a sleeper) */
+    fb_sleep_wake_moved(w);
     fb_status s = collide_all(w, w->con, &w->ncon, err);
     if (s != FB_OK) {
         return s;
     }
+    w->recollide = false; /* those contacts include any woken so far */
     const double dt = w->o.dt;
     const double t_end = w->time + dt;
     clear_step_impulses(w);
@@ -1000,6 +1013,11 @@ fb_status fb_world_step(fb_world* w, fb_error* err) {
     while (s == FB_OK && w->time < t_end - 1e-9 * dt) {
         h = fmin(h, t_end - w->time);
         const double t0 = w->time;
+        /* a sleeper an awake articulation now touches wakes before anything is solved */
+        s = wake_and_collide(w, err);
+        if (s != FB_OK) {
+            break;
+        }
         save_state(w);
         s = substep(w, h, err);
         if (s != FB_OK) {
@@ -1045,6 +1063,9 @@ fb_status fb_world_step(fb_world* w, fb_error* err) {
         w->ncon = w->ncon_next;
         w->st.max_penetration = deep;
         w->st.max_limit_violation = limit;
+    }
+    if (s == FB_OK) {
+        fb_sleep_settle(w);
     }
     w->st.steps++;
     w->st.t_total += now_s() - t_start;

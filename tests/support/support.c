@@ -186,6 +186,17 @@ void ck_rk4_step(const fb_model* m, fb_data* d, double dt) {
     free(k_qd);
 }
 
+fb_model* ck_damped_humanoid(double b) {
+    fb_error err;
+    fb_model* m = ck_model(scene_humanoid(&err), &err);
+    for (int i = 1; i < m->nbody; i++) {
+        if (m->jtype[i] == FB_JOINT_SPHERICAL || m->jtype[i] == FB_JOINT_REVOLUTE) {
+            ck_assert_int_eq(fb_model_set_damping(m, i, b, &err), FB_OK);
+        }
+    }
+    return m;
+}
+
 void ck_load_character(const char* clip_path, const char* rules_path, fb_clip** clip,
                        fb_character** ch) {
     fb_error err;

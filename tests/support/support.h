@@ -75,6 +75,10 @@ fb_model* ck_free_body(fb_shape sh, double rho);
 /* Puts that free body at p with orientation q (body -> world), at rest. */
 void ck_place(fb_data* d, fb_v3 p, fb_quat q);
 
+/* The benchmark humanoid (scene_humanoid) with passive damping b (N m s/rad) on its ball
+ * joints and hinges; fails the test on error. */
+fb_model* ck_damped_humanoid(double b);
+
 /* Loads the clip at clip_path and builds its character with the rules at rules_path (the
  * bundled ones in the tests); fails the test with the library's message otherwise. */
 void ck_load_character(const char* clip_path, const char* rules_path, fb_clip** clip,

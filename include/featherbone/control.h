@@ -114,6 +114,9 @@ typedef struct fb_ref {
     fb_ref_contact* contact; /* (ncontact) */
     int* stance_at;          /* (nframe x ncontact): the index in contact[c].stance of the
                                 interval containing frame i, or -1 (in the air) */
+    /* m, world axes: how far the placement on the ground moved the clip (the floating root of
+     * every frame); zero when it was not placed. Exports undo it (fb_sim_motion). */
+    fb_v3 place_shift;
     double floor;            /* m: the clip's floor the plan measured heights from: the median
                                 height over the ground of the feet's and toes' lowest points in
                                 the frames where they move slowly */

@@ -436,6 +436,7 @@ fb_ref* fb_ref_grounded(const fb_model* m, const fb_ref* ref, const fb_ground_op
     memcpy(out->q, ref->q, (size_t)nf * per * sizeof(double));
     memcpy(out->fit_half_window, ref->fit_half_window, 4 * (size_t)m->nbody * sizeof(int));
     out->nrepaired = ref->nrepaired;
+    out->place_shift = ref->place_shift;
     out->nwarn = ref->nwarn;
     memcpy(out->warn, ref->warn, sizeof out->warn);
     const fb_plane g = fb_ground_plane();

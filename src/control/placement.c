@@ -93,6 +93,7 @@ void fb_ref_place_on_ground(const fb_model* m, fb_ref* r, double* qs, int ns, fb
     /* the shift along the ground's normal, in the root joint's parent frame (E maps world
      * directions into it; a Z-up clip's root frame is turned) */
     const fb_v3 dp = fb_m3_mv(m->X_tree[root].E, fb_v3_scale(g.n, -low));
+    r->place_shift = fb_v3_scale(g.n, -low);
     /* the frames, and the samples the first frame's velocity is extrapolated from */
     for (int i = 0; i < r->nframe + ns; i++) {
         double* p = (i < r->nframe ? r->q + (size_t)i * (size_t)m->nq

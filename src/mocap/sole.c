@@ -38,9 +38,10 @@
 #define SOLE_SLOW 0.15
 #define SOLE_SPAN 0.1
 /* Nor is a frame where the world's up, in the foot's axes, is further than this (rad, 45 deg)
- * from where it is in the rest pose, which stands on flat feet (a BVH rest pose carries no
- * rotations: the foot's axes are the world's): a foot on tiptoe, or lying on its side on the
- * floor (Boxing_Toes' boxer stays on the balls of his left foot and only lies down on it). */
+ * from where it is in the pose that stands, on flat feet (the rest pose, or the clip's first
+ * upright frame where the rest pose lays the bones out: docs/MOCAP.md): a foot on tiptoe, or
+ * lying on its side on the floor (Boxing_Toes' boxer stays on the ball of his left foot and
+ * only lies down on it). */
 #define SOLE_REST_ANGLE 0.785
 /* A foot needs this much stance (s) for a fit; with less it keeps its box. */
 #define SOLE_MIN_TIME 0.25
@@ -75,17 +76,23 @@ static fb_v3 toe_point(const fb_model* m, int b, const fb_shape* box, double* ra
 }
 
 /* The sole's normal in body b's axes from the motion's frames (nf x nq, dt apart): the mean
- * of the world's up over the stance frames. False when there are too few. scratch: 9 nf
- * doubles. */
-static bool sole_normal(const fb_model* m, fb_data* d, const double* q, int nf, double dt, int b,
-                        double* scratch, fb_v3* u) {
+ * of the world's up over the stance frames; stand: the frame that stands (-1: the rest pose).
+ * False when there are too few. scratch: 9 nf doubles. */
+static bool sole_normal(const fb_model* m, fb_data* d, const double* q, int nf, double dt,
+                        int stand_frame, int b, double* scratch, fb_v3* u) {
     double* y = scratch;
     double* sorted = scratch + nf;
     double* speed = scratch + 2 * (size_t)nf;
     fb_v3* up = (fb_v3*)(void*)(scratch + 3 * (size_t)nf); /* nf vectors */
     fb_v3* p = up + nf;                                     /* nf vectors */
-    /* the world's up in the foot's axes in the rest pose */
-    fb_q_neutral(m, d->q);
+    /* the world's up in the foot's axes in the pose that stands: the rest pose when it stands
+     * upright, else the clip's first frame that does (a rest pose with the bones laid out
+     * along local X; docs/MOCAP.md) */
+    if (stand_frame < 0) {
+        fb_q_neutral(m, d->q);
+    } else {
+        memcpy(d->q, q + (size_t)stand_frame * (size_t)m->nq, (size_t)m->nq * sizeof(double));
+    }
     fb_kinematics_pos(m, d);
     const fb_v3 rest_up = fb_m3_tr_mv(fb_body_rot(m, d, b), fb_v3_make(0.0, 1.0, 0.0));
     const double cos_rest = cos(SOLE_REST_ANGLE);
@@ -184,13 +191,18 @@ fb_status fb_sole_fit(const fb_clip* c, fb_character* ch, const fb_build_opts* o
         fb_motion_destroy(mo);
         return fb_fail(err, FB_ENOMEM, "%s: out of memory fitting the soles", c->source);
     }
+    /* the pose that stands: -1 the rest pose */
+    const int stand = (c->height_from == FB_HEIGHT_REST || c->stand_frame < 0 ||
+                       c->stand_frame >= mo->nframe)
+                          ? -1
+                          : c->stand_frame;
     bool changed = false;
     for (int k = 0; k < m->nshape; k++) {
         fb_shape* box = &m->shape[k];
         const int b = box->body;
         fb_v3 u;
         if (box->type != FB_SHAPE_BOX ||
-            !sole_normal(m, d, mo->q, mo->nframe, mo->dt, b, scratch, &u)) {
+            !sole_normal(m, d, mo->q, mo->nframe, mo->dt, stand, b, scratch, &u)) {
             continue;
         }
         const double v_old = box->size.x * box->size.y * box->size.z;

@@ -772,6 +772,21 @@ fb_motion* fb_sim_motion(const fb_sim* s, fb_error* err) {
         return NULL;
     }
     memcpy(q, s->rec_q, (size_t)s->nrec * (size_t)m->nq * sizeof(double));
+    /* in the input's frame: the reference's placement on the ground undone (the floating root
+     * on the world moved back, its position coordinates in its joint frame's axes) */
+    const fb_v3 shift = s->ref->place_shift;
+    for (int b = 1; b < m->nbody && (shift.x != 0.0 || shift.y != 0.0 || shift.z != 0.0); b++) {
+        if (m->parent[b] == 0 && m->jtype[b] == FB_JOINT_FLOATING) {
+            const fb_v3 dp = fb_m3_mv(m->X_tree[b].E, shift);
+            for (int f = 0; f < s->nrec; f++) {
+                double* p = q + (size_t)f * (size_t)m->nq + (size_t)m->q_adr[b];
+                p[0] -= dp.x;
+                p[1] -= dp.y;
+                p[2] -= dp.z;
+            }
+            break;
+        }
+    }
     /* frame 0 is the clip's frame `first`: the export writes the input's bone channels there */
     *mo = (fb_motion){.nframe = s->nrec, .nq = m->nq, .dt = s->clip_dt,
                       .t0 = s->o.first * s->clip_dt, .q = q, .alloc = a};

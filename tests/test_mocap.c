@@ -1365,6 +1365,16 @@ static int count_joints(const fb_model* m, fb_joint_type t) {
     return n;
 }
 
+/* Whether body b has a box shape. */
+static bool ck_has_box(const fb_model* m, int b) {
+    for (int s = 0; s < m->nshape; s++) {
+        if (m->shape[s].body == b && m->shape[s].type == FB_SHAPE_BOX) {
+            return true;
+        }
+    }
+    return false;
+}
+
 /* The CMU clips rewritten as Perception Neuron / Bandai Namco files write them (6 channels on
  * every joint, a dummy root, bones along local +-X, XYZ and ZXY orders, centimetres): the
  * character is the original's (one floating joint, the same joint types and masses), the units
@@ -1423,9 +1433,12 @@ START_TEST(six_channel_clips_are_articulated_characters) {
                 ck_assert_msg(m->jtype[k] == orig->model->jtype[b], "%s %s: %s is a %d joint, "
                               "was %d", SOURCES[s], ORDERS[o], m->name[k], m->jtype[k],
                               orig->model->jtype[b]);
-                fb_ck_near(m->I[k].m, orig->model->I[b].m, 1e-9, 1e-12);
+                /* a foot's box is fitted to the clip's motion (docs/MOCAP.md, "The sole"),
+                 * which the generated file holds to 6 decimals: the same to 1e-6 */
+                const bool fitted = ck_has_box(m, k);
+                fb_ck_near(m->I[k].m, orig->model->I[b].m, fitted ? 1e-6 : 1e-9, 1e-12);
             }
-            fb_ck_near(fb_model_mass(m), fb_model_mass(orig->model), 1e-9, 0.0);
+            fb_ck_near(fb_model_mass(m), fb_model_mass(orig->model), 1e-7, 0.0);
             /* an unperturbed export keeps every joint's 6 channels and lines up with the input */
             fb_motion* mo = fb_motion_from_clip(six, ch, 0.0, 0, 0, &err);
             ck_assert_msg(mo, "%s", err.msg);

@@ -47,6 +47,40 @@ typedef struct fb_fit_opts {
 
 FB_API fb_fit_opts fb_default_fit_opts(void);
 
+/* ---- the contact plan: which feet stand on the ground, when and where -------------------- */
+
+/* One stretch of frames in which a foot or a toe stands on the ground (docs/CONTROL.md §7):
+ * low (its lowest shape point within 4 cm of the clip's floor), slow (its shapes' centre
+ * moving horizontally slower than 0.15 m/s), a foot flat (its sole tilted less than 30
+ * degrees), a toe without its foot only under a heel off the ground; with hysteresis, short
+ * gaps closed, short stretches dropped, and a body that slides kept only where it stays
+ * within a few centimetres. */
+typedef struct fb_stance {
+    int first, last;  /* frames of the reference, inclusive */
+    fb_v3 p;          /* m, world: where the body's origin stands: a foot's (its ankle) with its
+                         sole flat on the ground, centred where the clip's sole is on average
+                         over the interval, at the mean heading; a toe's (its joint) the toe
+                         shape's radius above the ground, where its foot's stance puts it when
+                         the two overlap, else at its mean over the interval.
+                         fb_ref_grounded puts the body there at every frame of the interval */
+    fb_quat rot;      /* a foot: its orientation there (body -> world): the sole's normal down,
+                         at the mean heading; a toe: identity (only its joint is pinned) */
+    double heading;   /* rad: the direction it points (a foot: its sole's forward axis; a toe:
+                         its length), the angle about the ground's normal from the world's +x
+                         towards -z */
+} fb_stance;
+
+/* A body the plan follows: a foot (a body with a box shape, a ball joint, a hinge or ball
+ * joint above it (the knee) and a ball joint above that (the hip), neither of them the root)
+ * or a foot's toe (its first child body with a shape). */
+typedef struct fb_ref_contact {
+    int body;         /* the foot or toe */
+    int foot;         /* a toe: the index in fb_ref.contact of its foot; a foot: -1 */
+    int toe;          /* a foot: the index of its toe (-1: none); a toe: -1 */
+    int nstance;
+    fb_stance* stance; /* (nstance) in time order, disjoint */
+} fb_ref_contact;
+
 typedef struct fb_ref {
     int nframe;  /* frames at the simulation rate; frame i is at time i dt; the last at or just
                     past the last sample, so that the samples' whole span is covered */
@@ -75,9 +109,18 @@ typedef struct fb_ref {
     int nrepaired;
     int nwarn;                                     /* lines issued (may exceed the stored) */
     char warn[FB_CLIP_MAX_WARN][FB_CLIP_WARN_LEN]; /* the first FB_CLIP_MAX_WARN */
+    /* The contact plan (docs/CONTROL.md §7): every foot, each followed by its toe, and at every
+     * frame which of its stance intervals holds it. */
+    int ncontact;
+    fb_ref_contact* contact; /* (ncontact) */
+    int* stance_at;          /* (nframe x ncontact): the index in contact[c].stance of the
+                                interval containing frame i, or -1 (in the air) */
     /* m, world axes: how far the placement on the ground moved the clip (the floating root of
      * every frame); zero when it was not placed. Exports undo it (fb_sim_motion). */
     fb_v3 place_shift;
+    double floor;            /* m: the clip's floor the plan measured heights from: the median
+                                height over the ground of the feet's and toes' lowest points in
+                                the frames where they move slowly */
     fb_allocator alloc;
 } fb_ref;
 
@@ -97,6 +140,42 @@ FB_API fb_ref* fb_ref_from_clip(const fb_clip* clip, const fb_character* ch, dou
                                 int first, int last, const fb_fit_opts* opts, fb_error* err);
 
 FB_API void fb_ref_destroy(fb_ref* r);
+
+/* ---- the grounded reference -------------------------------------------------------------- */
+
+/* How fb_ref_grounded stands the reference on the ground. */
+typedef struct fb_ground_opts {
+    double blend_time;    /* s: the legs blend into each stance interval over this time before
+                             it and out of it over this time after (shortened to half the gap
+                             between two intervals of the same body) (default 0.12) */
+    double carry_time;    /* s: outside the stance intervals the feet's corrections (their
+                             offsets from the clip) fade in and out over this time and are
+                             carried across gaps between stances shorter than twice it; the
+                             root's lowering comes and goes over it around the frames that need
+                             it (default 0.3). Frames further than blend_time and twice
+                             carry_time from every stance interval keep their pose bit for bit */
+    double min_knee_bend; /* rad: a leg the grounding moves is not straightened beyond this
+                             bend of the knee from fully straight (near straight the knee's
+                             angle changes fast with the hip-ankle distance); where a stance
+                             needs more reach the root is lowered (default 0.15) */
+} fb_ground_opts;
+
+FB_API fb_ground_opts fb_default_ground_opts(void);
+
+/* A copy of the reference (made for model m) in which every foot stands on its sole during
+ * its stance intervals (ref->contact): the sole flat on the ground where the plan puts it
+ * (fb_stance.p, rot: the clip's position and heading averaged over the interval, so the foot
+ * does not skate), the toe lying flat while it stands, by inverse kinematics of the leg (the
+ * knee's bend from the hip-ankle distance on the side the clip bends it; the hip turned onto
+ * the ankle by the least rotation, keeping the knee's swing plane; the ankle and toe
+ * rotations), the root lowered where a leg cannot reach, and only there, smoothly; blended in
+ * and out (opts); joints outside the legs untouched; no shape below the ground. Joint ranges
+ * (fb_model.limit) are respected. v, a, v_step, a_step and the feedforward are recomputed as
+ * fb_ref_create does. The first warning says what was changed. opts NULL = defaults.
+ * FB_EINVAL for bad options (named), FB_ENOMEM. Runs once, before a simulation (about 40 ms
+ * for an 8 s clip at 240 Hz); docs/CONTROL.md §7. */
+FB_API fb_ref* fb_ref_grounded(const fb_model* m, const fb_ref* ref, const fb_ground_opts* opts,
+                               fb_error* err);
 
 /* Duration (s) from the first to the last frame. */
 FB_API double fb_ref_duration(const fb_ref* r);

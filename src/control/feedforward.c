@@ -12,29 +12,37 @@
 void fb_ref_feedforward(const fb_model* m, fb_ref* r, double* qs, int nsample,
                         double sample_dt, const int (*pairs)[2], const int* choice,
                         fb_data* d) {
-    const long nf = r->nframe;
-    const double dt = r->dt;
     /* The integrator-consistent velocities and accelerations (see fb_ref in control.h):
      * v_step[i] = (q[i-1] (-) q[i]) / dt, q[-1] from the fit extrapolated one frame back;
      * a_step[i] = (v_step[i+1] - v_step[i]) / dt; the last frame keeps the one before. */
     double* qm1 = qs + (size_t)nsample * (size_t)m->nq;
     double* vtmp = qm1 + m->nq;
     double* atmp = vtmp + m->nv;
-    for (long i = 0; i < nf; i++) {
+    fb_q_neutral(m, qm1);
+    (void)fb_fit_frame(m, nsample, sample_dt, qs, -r->dt / sample_dt, pairs, choice, qm1, vtmp,
+                       atmp);
+    fb_difference(m, qm1, r->q, r->v_step);
+    for (int j = 0; j < m->nv; j++) {
+        r->v_step[j] /= r->dt;
+    }
+    fb_ref_step_velocities(m, r);
+    fb_ref_step_torques(m, r, d);
+}
+
+void fb_ref_step_velocities(const fb_model* m, fb_ref* r) {
+    for (long i = 1; i < r->nframe; i++) {
         const double* qi = r->q + (size_t)i * (size_t)m->nq;
         double* vs = r->v_step + (size_t)i * (size_t)m->nv;
-        if (i == 0) {
-            fb_q_neutral(m, qm1);
-            (void)fb_fit_frame(m, nsample, sample_dt, qs, -dt / sample_dt, pairs, choice, qm1,
-                               vtmp, atmp);
-            fb_difference(m, qm1, qi, vs);
-        } else {
-            fb_difference(m, qi - m->nq, qi, vs);
-        }
+        fb_difference(m, qi - m->nq, qi, vs);
         for (int j = 0; j < m->nv; j++) {
-            vs[j] /= dt;
+            vs[j] /= r->dt;
         }
     }
+}
+
+void fb_ref_step_torques(const fb_model* m, fb_ref* r, fb_data* d) {
+    const long nf = r->nframe;
+    const double dt = r->dt;
     for (long i = 0; i < nf; i++) {
         double* as = r->a_step + (size_t)i * (size_t)m->nv;
         const double* vs = r->v_step + (size_t)i * (size_t)m->nv;

@@ -15,24 +15,29 @@
 
 /* Signed height over the plane of body b's lowest shape point (m). Needs FB_STAGE_POS. */
 double fb_lowest_point(const fb_model* m, const fb_data* d, int b, fb_plane g) {
+    return fb_lowest_point_at(m, b, fb_body_rot(m, d, b), fb_point_pos(m, d, b, fb_v3_zero()),
+                              g);
+}
+
+double fb_lowest_point_at(const fb_model* m, int b, fb_m3 R, fb_v3 p, fb_plane g) {
     double h = INFINITY;
     for (int k = 0; k < m->nshape; k++) {
         const fb_shape* s = &m->shape[k];
         if (s->body != b) {
             continue;
         }
-        const double c = fb_v3_dot(g.n, fb_point_pos(m, d, b, s->p0)) - g.offset;
+        const double c = fb_v3_dot(g.n, fb_v3_add(p, fb_m3_mv(R, s->p0))) - g.offset;
         switch (s->type) {
         case FB_SHAPE_SPHERE:
             h = fmin(h, c - s->radius);
             break;
         case FB_SHAPE_CAPSULE:
-            h = fmin(h, fmin(c, fb_v3_dot(g.n, fb_point_pos(m, d, b, s->p1)) - g.offset) -
+            h = fmin(h, fmin(c, fb_v3_dot(g.n, fb_v3_add(p, fb_m3_mv(R, s->p1))) - g.offset) -
                             s->radius);
             break;
         case FB_SHAPE_BOX: {
             /* the plane's normal in the box's axes: the half extents along it */
-            const fb_v3 nb = fb_m3_tr_mv(s->R, fb_m3_tr_mv(fb_body_rot(m, d, b), g.n));
+            const fb_v3 nb = fb_m3_tr_mv(s->R, fb_m3_tr_mv(R, g.n));
             h = fmin(h, c - 0.5 * (fabs(nb.x) * s->size.x + fabs(nb.y) * s->size.y +
                                    fabs(nb.z) * s->size.z));
             break;
@@ -88,6 +93,7 @@ void fb_ref_place_on_ground(const fb_model* m, fb_ref* r, double* qs, int ns, fb
     /* the shift along the ground's normal, in the root joint's parent frame (E maps world
      * directions into it; a Z-up clip's root frame is turned) */
     const fb_v3 dp = fb_m3_mv(m->X_tree[root].E, fb_v3_scale(g.n, -low));
+    r->place_shift = fb_v3_scale(g.n, -low);
     /* the frames, and the samples the first frame's velocity is extrapolated from */
     for (int i = 0; i < r->nframe + ns; i++) {
         double* p = (i < r->nframe ? r->q + (size_t)i * (size_t)m->nq

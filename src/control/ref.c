@@ -1,9 +1,10 @@
 /* fb_ref: a clip made into the reference a tracking controller follows [Cline §5.1]: the
  * samples checked, repaired (repair.c: capture glitches, end segments turned out of the
  * ground), fitted smoothly at the simulation rate (fit.c: q, v, a per frame, the smoothing
- * chosen by GCV, rotations on SO(3)), placed on the ground (placement.c), and given the
+ * chosen by GCV, rotations on SO(3)), placed on the ground (placement.c), given the
  * integrator's velocities and accelerations and the feedforward torques of inverse dynamics
- * (feedforward.c); and the reference read at any time (fb_ref_at).
+ * (feedforward.c) and its contact plan (contact.c); and the reference read at any time
+ * (fb_ref_at). ground.c makes a grounded copy of it (fb_ref_grounded).
  *
  * ref_internal.h lists what the files share. */
 #include <math.h>
@@ -25,7 +26,38 @@ void fb_ref_destroy(fb_ref* r) {
     const fb_allocator a = r->alloc;
     fb_free(&a, r->q);
     fb_free(&a, r->fit_half_window);
+    fb_free(&a, r->contact);
     fb_free(&a, r);
+}
+
+fb_ref* fb_ref_alloc(const fb_model* m, long nf, double dt, const fb_allocator* a) {
+    fb_ref* r = fb_alloc(a, sizeof *r);
+    const size_t per = (size_t)m->nq + 5 * (size_t)m->nv;
+    double* block = fb_alloc(a, (size_t)nf * per * sizeof(double) + 1);
+    int* ints = fb_alloc(a, 4 * (size_t)m->nbody * sizeof(int));
+    if (!r || !block || !ints) {
+        fb_free(a, r);
+        fb_free(a, block);
+        fb_free(a, ints);
+        return NULL;
+    }
+    memset(r, 0, sizeof *r);
+    r->alloc = *a;
+    r->q = block;
+    r->fit_half_window = ints;
+    r->nframe = (int)nf;
+    r->nq = m->nq;
+    r->nv = m->nv;
+    r->dt = dt;
+    r->v = r->q + (size_t)nf * (size_t)m->nq;
+    r->a = r->v + (size_t)nf * (size_t)m->nv;
+    r->tau = r->a + (size_t)nf * (size_t)m->nv;
+    r->v_step = r->tau + (size_t)nf * (size_t)m->nv;
+    r->a_step = r->v_step + (size_t)nf * (size_t)m->nv;
+    r->fit_degree = ints + m->nbody;
+    r->repaired = ints + 3 * m->nbody;
+    memset(r->repaired, 0, (size_t)m->nbody * sizeof(int));
+    return r;
 }
 
 double fb_ref_duration(const fb_ref* r) {
@@ -87,38 +119,17 @@ static fb_ref* ref_create(const fb_model* m, int nsample, double sample_dt, cons
      * a reference that stopped short of the last sample lost the clip's last frame */
     const long nf = 1 + (long)ceil((nsample - 1) * sample_dt / dt - 1e-9);
     const fb_allocator a = alloc ? *alloc : fb_default_allocator();
-    fb_ref* r = fb_alloc(&a, sizeof *r);
-    const size_t per = (size_t)m->nq + 5 * (size_t)m->nv;
-    double* block = fb_alloc(&a, (size_t)nf * per * sizeof(double) + 1);
-    int* ints = fb_alloc(&a, 4 * (size_t)m->nbody * sizeof(int));
+    fb_ref* r = fb_ref_alloc(m, nf, dt, &a);
     double* score = fb_alloc(&a, (size_t)FIT_NLADDER * (size_t)m->nbody * sizeof(double));
     /* the samples the fit reads (repaired), and scratch for q[-1] */
     double* qs = fb_alloc(&a, ((size_t)nsample + 1) * (size_t)m->nq * sizeof(double) +
                                   2 * (size_t)m->nv * sizeof(double));
     fb_data* d = fb_data_create(m, &a, err);
-    if (r) {
-        memset(r, 0, sizeof *r);
-        r->alloc = a;
-        r->q = block;
-        r->fit_half_window = ints;
-    }
-    if (!r || !block || !ints || !score || !qs || !d) {
+    if (!r || !score || !qs || !d) {
         fb_fail(err, FB_ENOMEM, "reference: out of memory for %ld frames", nf);
         goto fail;
     }
-    r->nframe = (int)nf;
-    r->nq = m->nq;
-    r->nv = m->nv;
-    r->dt = dt;
-    r->v = r->q + (size_t)nf * (size_t)m->nq;
-    r->a = r->v + (size_t)nf * (size_t)m->nv;
-    r->tau = r->a + (size_t)nf * (size_t)m->nv;
-    r->v_step = r->tau + (size_t)nf * (size_t)m->nv;
-    r->a_step = r->v_step + (size_t)nf * (size_t)m->nv;
-    r->fit_degree = ints + m->nbody;
-    int* choice = ints + 2 * m->nbody;
-    r->repaired = ints + 3 * m->nbody;
-    memset(r->repaired, 0, (size_t)m->nbody * sizeof(int));
+    int* choice = r->fit_half_window + 2 * m->nbody;
     memcpy(qs, q, (size_t)nsample * (size_t)m->nq * sizeof(double));
     if (!o.keep_glitches && !fb_ref_repair_glitches(m, qs, nsample, sample_dt, frame0, &a, r)) {
         fb_fail(err, FB_ENOMEM, "reference: out of memory");
@@ -155,6 +166,10 @@ static fb_ref* ref_create(const fb_model* m, int nsample, double sample_dt, cons
         fb_ref_place_on_ground(m, r, qs, nsample, d);
     }
     fb_ref_feedforward(m, r, qs, nsample, sample_dt, pairs, choice, d);
+    if (!fb_ref_contact_plan(m, r, d)) {
+        fb_fail(err, FB_ENOMEM, "reference: out of memory for the contact plan");
+        goto fail;
+    }
     fb_free(&a, score);
     fb_free(&a, qs);
     fb_data_destroy(d);
@@ -164,12 +179,7 @@ fail:
     fb_free(&a, score);
     fb_free(&a, qs);
     fb_data_destroy(d);
-    if (r) {
-        fb_ref_destroy(r);
-    } else {
-        fb_free(&a, block);
-        fb_free(&a, ints);
-    }
+    fb_ref_destroy(r);
     return NULL;
 }
 

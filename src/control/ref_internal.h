@@ -7,7 +7,10 @@
  *                  the smoothing chosen by GCV [Craven–Wahba, Woltring]
  *   placement.c    the clip placed on the ground; the lowest point of a body's shapes
  *   feedforward.c  the integrator's velocities and accelerations, the feedforward torques of
- *                  inverse dynamics [RBDA T5.1], and their CSV */
+ *                  inverse dynamics [RBDA T5.1], and their CSV
+ *   contact.c      the contact plan: which feet and toes stand on the ground, when and where
+ *   ground.c       the grounded copy (fb_ref_grounded): feet flat on the ground in stance by
+ *                  inverse kinematics of the legs */
 #ifndef FB_CONTROL_REF_INTERNAL_H
 #define FB_CONTROL_REF_INTERNAL_H
 
@@ -73,7 +76,47 @@ void fb_ref_feedforward(const fb_model* m, fb_ref* r, double* qs, int nsample,
                         double sample_dt, const int (*pairs)[2], const int* choice,
                         fb_data* d);
 
+/* Its parts: r->v_step of frames 1 .. nframe-1 from r->q; then r->a_step and r->tau of every
+ * frame from r->v_step (frame 0's set by the caller). */
+void fb_ref_step_velocities(const fb_model* m, fb_ref* r);
+void fb_ref_step_torques(const fb_model* m, fb_ref* r, fb_data* d);
+
+/* ---- the contact plan (contact.c) ----------------------------------------------------------- */
+
+/* A leg of the model as the plan and the grounded reference use it: a foot (a body with a box
+ * shape and a ball joint), the knee above it (hinge or ball joint), the hip above that (ball
+ * joint), neither the root; its toe (the foot's first child body with a shape, -1: none). */
+typedef struct fb_leg {
+    int foot, knee, hip, toe;
+    int box;       /* the foot's box shape */
+    int toe_shape; /* the toe's first shape, -1: none */
+    /* the sole: the box face turned most downwards in the rest pose (foot coordinates): its
+     * outward normal, its centre, and the box axis along it that points forwards */
+    fb_v3 sole_n, sole_c, sole_fwd;
+} fb_leg;
+
+/* The model's legs, at most max; returns how many. */
+int fb_ref_legs(const fb_model* m, fb_leg* legs, int max);
+
+/* Most legs a model may have for the plan (a centipede's further legs are not followed). */
+#define FB_REF_MAX_LEGS 8
+
+/* Finds the contact plan of the reference's frames (r->q) and stores it in r (ncontact,
+ * contact, stance_at, floor). False when out of memory. */
+bool fb_ref_contact_plan(const fb_model* m, fb_ref* r, fb_data* d);
+
+/* Copies src's contact plan into dst (same frames). False when out of memory. */
+bool fb_ref_copy_plan(const fb_ref* src, fb_ref* dst);
+
+/* Lowest point over the plane of body b's shapes when the body is at (R, p) (body -> world),
+ * without kinematics. */
+double fb_lowest_point_at(const fb_model* m, int b, fb_m3 R, fb_v3 p, fb_plane g);
+
 /* ---- the object (ref.c) --------------------------------------------------------------------- */
+
+/* A reference of nf frames dt apart for model m, every array allocated and nothing filled but
+ * repaired (zeros); NULL when out of memory. */
+fb_ref* fb_ref_alloc(const fb_model* m, long nf, double dt, const fb_allocator* a);
 
 /* Puts a warning line first (what moved the reference as a whole or over many frames). */
 void fb_ref_warn_first(fb_ref* r, const char* text);

@@ -354,6 +354,7 @@ void fb_tracker_reset(fb_tracker* tr) {
     memcpy(tr->d->q, tr->ref->q, (size_t)m->nq * sizeof(double));
     memcpy(tr->d->qd, tr->ref->v_step, (size_t)m->nv * sizeof(double));
     memset(tr->d->tau, 0, (size_t)m->nv * sizeof(double));
+    memset(tr->tau, 0, (size_t)m->nv * sizeof(double)); /* measured before the first step */
     memset(tr->applied, 0, (size_t)m->nv * sizeof(double));
     tr->d->stage = 0;
     tr->t0 = fb_world_time(tr->w);

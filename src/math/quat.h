@@ -4,7 +4,8 @@
  *   fb_quat_identity, fb_quat_mul (a b), fb_quat_conj, fb_quat_normalize, fb_quat_norm,
  *   fb_quat_to_m3 (R(q)), fb_quat_from_m3, fb_quat_rotate (R(q) x), fb_quat_exp (of a rotation
  *   vector: rotation by |w| about w/|w|), fb_quat_log (inverse of fb_quat_exp, shortest arc),
- *   fb_quat_from_axis_angle, fb_quat_load / fb_quat_store ([w x y z] in a double array)
+ *   fb_quat_from_axis_angle, fb_quat_load / fb_quat_store ([w x y z] in a double array),
+ *   fb_quat_slerp, fb_quat_between (the least rotation taking one direction to another)
  */
 #ifndef FB_MATH_QUAT_H
 #define FB_MATH_QUAT_H
@@ -95,6 +96,32 @@ static inline fb_quat fb_quat_from_axis_angle(fb_v3 axis_unit, double angle) {
 static inline double fb_quat_twist(fb_quat q, fb_v3 a) {
     const double t = 2.0 * atan2(q.x * a.x + q.y * a.y + q.z * a.z, q.w);
     return (t > FB_PI) ? t - 2.0 * FB_PI : (t <= -FB_PI ? t + 2.0 * FB_PI : t);
+}
+
+/* Spherical interpolation: the rotation the part w (0..1) of the shortest way from a to b,
+ * a exp(w log(a^-1 b)). */
+static inline fb_quat fb_quat_slerp(fb_quat a, fb_quat b, double w) {
+    if (fb_quat_mul(fb_quat_conj(a), b).w < 0.0) {
+        b = (fb_quat){-b.w, -b.x, -b.y, -b.z};
+    }
+    return fb_quat_normalize(fb_quat_mul(
+        a, fb_quat_exp(fb_v3_scale(fb_quat_log(fb_quat_mul(fb_quat_conj(a), b)), w))));
+}
+
+/* The rotation taking unit vector u to unit vector v by the least angle (half a turn about an
+ * axis across u when they are opposite). */
+static inline fb_quat fb_quat_between(fb_v3 u, fb_v3 v) {
+    const double c = fb_v3_dot(u, v);
+    if (c < -1.0 + 1e-12) {
+        fb_v3 a = fb_v3_cross(u, fb_v3_make(1.0, 0.0, 0.0));
+        if (fb_v3_norm(a) < 1e-6) {
+            a = fb_v3_cross(u, fb_v3_make(0.0, 1.0, 0.0));
+        }
+        a = fb_v3_scale(a, 1.0 / fb_v3_norm(a));
+        return (fb_quat){0.0, a.x, a.y, a.z};
+    }
+    const fb_v3 a = fb_v3_cross(u, v);
+    return fb_quat_normalize((fb_quat){1.0 + c, a.x, a.y, a.z});
 }
 
 /* The unit quaternion of a rotation matrix (Shepperd's method: pick the largest pivot). */

@@ -22,6 +22,7 @@
 #include "mocap/constants.h"
 #include "mocap/euler.h"
 #include "mocap/build.h"
+#include "mocap/sole.h"
 #include "util/error.h"
 
 /* Neighbouring bodies whose masses differ by more than this factor are reported: a known
@@ -599,6 +600,9 @@ fb_character* fb_character_build(const fb_clip* c, const fb_build_opts* opts, fb
     }
     if (s == FB_OK) {
         s = fb_model_finalize(ch->model, err);
+    }
+    if (s == FB_OK) {
+        s = fb_sole_fit(c, ch, &o, err); /* feet: boxes fitted to the clip's soles (sole.c) */
     }
     fb_free(&a, plan);
     fb_free(&a, factor);

@@ -293,6 +293,9 @@ static void write_frame(FILE* f, const fb_clip* c, const fb_character* ch, const
             } else {
                 v = from_q ? pos[j->chan[k]] : input_value(c, j->col + k, t) * scale;
             }
+            /* a value that prints as zero prints without a sign: "-0.000000" would tell two
+             * takes apart by noise below the printed digits */
+            v = fabs(v) < 0.5e-6 ? 0.0 : v;
             fprintf(f, "%s%.*f", (i == 0 && k == 0) ? "" : " ", BVH_DECIMALS, v);
         }
     }

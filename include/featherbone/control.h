@@ -275,6 +275,38 @@ FB_API const double* fb_tracker_torques(const fb_tracker* tr);
 /* The resolved gains per body (nbody). */
 FB_API const fb_joint_gains* fb_tracker_gains(const fb_tracker* tr);
 
+/* Why a character was found fallen (fb_tracker_fall). */
+typedef enum fb_fall_cause {
+    FB_FALL_NONE = 0,   /* it has not fallen */
+    FB_FALL_HEIGHT = 1, /* its root sank below FB_FALL_HEIGHT_FRACTION of the clip's height */
+    FB_FALL_TILT = 2    /* its root tilted more than FB_FALL_TILT_DEG from the clip's */
+} fb_fall_cause;
+
+FB_API const char* fb_fall_cause_name(fb_fall_cause c);
+
+/* A character whose root is not kinematic has fallen when its root (the pelvis) is lower
+ * above the ground than this fraction of the clip's root height at the same time, or its
+ * root's up axis is tilted more than this many degrees from the clip's. From then on the
+ * tracker no longer follows the clip: every joint is damped toward rest, with at most
+ * FB_FALL_STRENGTH of its torque limit, and an assisted root gets no more help, so the body
+ * comes to rest where it fell (docs/CONTROL.md). */
+#define FB_FALL_HEIGHT_FRACTION 0.5
+#define FB_FALL_TILT_DEG 60.0
+#define FB_FALL_STRENGTH 0.3
+/* s: the fallen body's joints are damped toward rest with this time constant */
+#define FB_FALL_DAMP_TIME 0.2
+
+typedef struct fb_fall {
+    fb_fall_cause cause; /* FB_FALL_NONE while standing */
+    double time;         /* s since the tracker's start: the substep it was found */
+    double height;       /* m: the root's height above the ground then */
+    double clip_height;  /* m: the clip's root height then */
+    double tilt;         /* rad: the root's tilt from the clip's then */
+} fb_fall;
+
+/* Whether and how the character fell. */
+FB_API fb_fall fb_tracker_fall(const fb_tracker* tr);
+
 /* Totals since the start: impulse of the assisting wrench (N s, N m s), the largest force and
  * torque, and (limit_substeps) how many fb_tracker_measure calls found a torque limit bound in
  * the substep before. */

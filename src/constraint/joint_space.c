@@ -124,6 +124,15 @@ void* fb_js_layout(char* base, size_t* off, size_t n, size_t cap) {
 /* Pivots in a row that move nothing before the pivoting gives up (a cycle). */
 #define JS_MAX_STALLED 16
 
+/* Relative regularisation of the other rows' matrix S: S_ii (1 + JS_REG). Contacts that a
+ * fully pinned articulation can only answer through its few clamped dofs (a fallen character
+ * lying on several shapes: 12 contact rows against the root's 6 dofs) make S singular, and
+ * LU on a singular S returns multipliers of 1e15 from rounding-sized pivots. Made positive
+ * definite, the LCP has one solution, the bounded one a unilateral contact set allows (a
+ * duplicate contact takes no force rather than an infinite pair); the contacts yield by
+ * JS_REG S_ii lambda, 1e-8 of their response. */
+#define JS_REG 1e-8
+
 enum { DOF_FREE = 0, DOF_LO, DOF_HI, DOF_FIXED };
 /* ROW_TLO, ROW_THI: a friction row at -mu lambda_n, +mu lambda_n */
 enum { ROW_UNSEEN = 0, ROW_DRIVEN, ROW_FREE, ROW_LO, ROW_HI, ROW_TLO, ROW_THI, ROW_OUT };
@@ -338,6 +347,7 @@ static bool js_factor(js_ctx* x) {
                 s->S[i * JS_MAX_O + i2] = v + s->Koth[i * JS_MAX_O + i2];
                 s->S[i2 * JS_MAX_O + i] = v + s->Koth[i2 * JS_MAX_O + i];
             }
+            s->S[i * JS_MAX_O + i] *= 1.0 + JS_REG;
         }
     }
     x->nfo = 0;

@@ -229,6 +229,10 @@ FB_API void fb_gains_from_settle(double settle_time, double damping_ratio, doubl
 typedef struct fb_track_metrics {
     double time;          /* s since the tracker's start */
     double mpjpe;         /* m: mean over the clip's joints of |simulated - clip| position */
+    double mpjpe_root;    /* m: the same with each joint's position taken relative to the root
+                             in the root's axes (the pose alone: where the body is and which
+                             way it faces left out); equal to mpjpe for a kinematic root on the
+                             clip */
     double max_joint_err; /* m: the worst joint */
     int worst_body;       /* its body */
     double angle_err;     /* rad: mean over actuated joints of the relative rotation angle */
@@ -306,6 +310,28 @@ typedef struct fb_fall {
 
 /* Whether and how the character fell. */
 FB_API fb_fall fb_tracker_fall(const fb_tracker* tr);
+
+/* What the balance planner of a free or assisted root (accel controller) saw and decided in
+ * the last substep, for reports and the viewer (docs/CONTROL.md). */
+#define FB_BALANCE_MAX_POINTS 24
+typedef struct fb_balance_info {
+    bool active;          /* the planner ran (free or assisted root, accel, not fallen) */
+    fb_v3 com;            /* world: the whole body's centre of mass */
+    fb_v3 com_target;     /* world: where the planner steered it (the clip's, moved over the
+                             support when it was not) */
+    double margin;        /* m: how far the centre of mass's ground projection is inside the
+                             support polygon (negative: outside; NAN: fewer than three support
+                             points) */
+    int npoint;           /* support points: the ground contacts the planner used */
+    fb_v3 point[FB_BALANCE_MAX_POINTS]; /* world */
+    double force[FB_BALANCE_MAX_POINTS]; /* N: the normal force planned at each */
+    fb_v3 help_force;     /* N, world: the assisted root's help (zero when free) */
+    fb_v3 help_torque;    /* N m, world, about the root's origin */
+} fb_balance_info;
+
+/* The planner's last substep (active false with a kinematic root, the pd controller, or after
+ * a fall). Borrowed until the next step. */
+FB_API const fb_balance_info* fb_tracker_balance(const fb_tracker* tr);
 
 /* Totals since the start: impulse of the assisting wrench (N s, N m s), the largest force and
  * torque, and (limit_substeps) how many fb_tracker_measure calls found a torque limit bound in

@@ -70,9 +70,9 @@ struct fb_balance {
     int* sidx;      /* (nv) the stance dofs */
     bool* stance;   /* (nv) */
     double* qdd0;   /* (nv) */
-    double G[6 * BAL_EDGES * FB_BAL_MAX_POINTS];
-    double lam[BAL_EDGES * FB_BAL_MAX_POINTS];
-    bool passive[BAL_EDGES * FB_BAL_MAX_POINTS];
+    double G[6 * BAL_EDGES * FB_BALANCE_MAX_POINTS];
+    double lam[BAL_EDGES * FB_BALANCE_MAX_POINTS];
+    bool passive[BAL_EDGES * FB_BALANCE_MAX_POINTS];
 };
 
 void fb_balance_destroy(fb_balance* b) {
@@ -132,29 +132,34 @@ static double cross2(const double* o, const double* a, const double* b) {
     return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0]);
 }
 
-/* p moved horizontally into the convex hull of the support points, BAL_SUPPORT_MARGIN inside
- * it (towards the hull's centroid where it is narrower than twice that); p itself when it is
- * inside or there are fewer than three points. "Horizontal" is across gravity. */
-static fb_v3 over_support(fb_v3 p, const fb_balance_plan* pl, fb_v3 gravity) {
-    if (pl->npoint < 3) {
-        return p;
-    }
+/* The support polygon: the convex hull of the support points projected on the plane across
+ * gravity (coordinates along e1, e2), counter-clockwise (Andrew's monotone chain); its
+ * vertex count (0 with fewer than three points or when they are collinear). */
+typedef struct hull2 {
+    fb_v3 e1, e2;
+    int n;
+    double v[2 * FB_BALANCE_MAX_POINTS + 1][2]; /* n vertices, then the first again */
+} hull2;
+
+static void support_hull(const fb_balance_info* info, fb_v3 gravity, hull2* h) {
     const double gn = fb_v3_norm(gravity);
     const fb_v3 up = gn > 0.0 ? fb_v3_scale(gravity, -1.0 / gn) : fb_v3_make(0.0, 1.0, 0.0);
-    fb_v3 e1, e2;
     const fb_v3 a = fabs(up.x) < 0.9 ? fb_v3_make(1.0, 0.0, 0.0) : fb_v3_make(0.0, 1.0, 0.0);
-    e1 = fb_v3_cross(up, a);
-    e1 = fb_v3_scale(e1, 1.0 / fb_v3_norm(e1));
-    e2 = fb_v3_cross(e1, up);
-    /* the points in the plane, sorted by (u, w); Andrew's monotone chain */
-    double pt[FB_BAL_MAX_POINTS][2], hull[2 * FB_BAL_MAX_POINTS][2];
-    const int n = pl->npoint;
-    for (int i = 0; i < n; i++) {
-        pt[i][0] = fb_v3_dot(pl->point[i], e1);
-        pt[i][1] = fb_v3_dot(pl->point[i], e2);
+    h->e1 = fb_v3_cross(up, a);
+    h->e1 = fb_v3_scale(h->e1, 1.0 / fb_v3_norm(h->e1));
+    h->e2 = fb_v3_cross(h->e1, up);
+    h->n = 0;
+    const int n = info->npoint;
+    if (n < 3) {
+        return;
     }
-    for (int i = 1; i < n; i++) { /* insertion sort: n <= 24 */
-        double t[2] = {pt[i][0], pt[i][1]};
+    double pt[FB_BALANCE_MAX_POINTS][2];
+    for (int i = 0; i < n; i++) {
+        pt[i][0] = fb_v3_dot(info->point[i], h->e1);
+        pt[i][1] = fb_v3_dot(info->point[i], h->e2);
+    }
+    for (int i = 1; i < n; i++) { /* insertion sort by (u, w): n <= FB_BALANCE_MAX_POINTS */
+        const double t[2] = {pt[i][0], pt[i][1]};
         int j = i - 1;
         while (j >= 0 && (pt[j][0] > t[0] || (pt[j][0] == t[0] && pt[j][1] > t[1]))) {
             pt[j + 1][0] = pt[j][0];
@@ -165,72 +170,80 @@ static fb_v3 over_support(fb_v3 p, const fb_balance_plan* pl, fb_v3 gravity) {
         pt[j + 1][1] = t[1];
     }
     int k = 0;
-    for (int i = 0; i < n; i++) {
-        while (k >= 2 && cross2(hull[k - 2], hull[k - 1], pt[i]) <= 0.0) {
-            k--;
+    for (int pass = 0; pass < 2; pass++) { /* lower hull, then upper */
+        const int lo = pass == 0 ? 2 : k + 1;
+        for (int c = 0; c < n - pass; c++) {
+            const int i = pass == 0 ? c : n - 2 - c;
+            while (k >= lo && cross2(h->v[k - 2], h->v[k - 1], pt[i]) <= 0.0) {
+                k--;
+            }
+            h->v[k][0] = pt[i][0];
+            h->v[k][1] = pt[i][1];
+            k++;
         }
-        hull[k][0] = pt[i][0];
-        hull[k][1] = pt[i][1];
-        k++;
     }
-    for (int i = n - 2, lo = k + 1; i >= 0; i--) {
-        while (k >= lo && cross2(hull[k - 2], hull[k - 1], pt[i]) <= 0.0) {
-            k--;
-        }
-        hull[k][0] = pt[i][0];
-        hull[k][1] = pt[i][1];
-        k++;
-    }
-    const int nh = k - 1; /* the last point repeats the first */
-    if (nh < 3) {
-        return p;
-    }
-    /* shrink toward the centroid by the margin (capped at half the distance) */
-    double cx = 0.0, cy = 0.0;
-    for (int i = 0; i < nh; i++) {
-        cx += hull[i][0] / nh;
-        cy += hull[i][1] / nh;
-    }
-    for (int i = 0; i < nh; i++) {
-        const double dx = hull[i][0] - cx, dy = hull[i][1] - cy, dl = sqrt(dx * dx + dy * dy);
-        const double s = dl > 0.0 ? fmax(0.5, 1.0 - BAL_SUPPORT_MARGIN / dl) : 1.0;
-        hull[i][0] = cx + s * dx;
-        hull[i][1] = cy + s * dy;
-    }
-    hull[nh][0] = hull[0][0];
-    hull[nh][1] = hull[0][1];
-    const double q[2] = {fb_v3_dot(p, e1), fb_v3_dot(p, e2)};
+    h->n = k - 1 >= 3 ? k - 1 : 0; /* the last vertex repeats the first */
+}
+
+/* Signed distance of q from the boundary of the hull (positive inside); the nearest boundary
+ * point into *near. */
+static double hull_margin(const hull2* h, const double q[2], double near[2]) {
+    double best = INFINITY;
     bool inside = true;
-    for (int i = 0; i < nh && inside; i++) {
-        inside = cross2(hull[i], hull[i + 1], q) >= 0.0; /* counter-clockwise hull */
-    }
-    if (inside) {
-        return p;
-    }
-    /* the nearest point of the hull's boundary */
-    double best = INFINITY, bu = q[0], bw = q[1];
-    for (int i = 0; i < nh; i++) {
-        const double ex = hull[i + 1][0] - hull[i][0], ey = hull[i + 1][1] - hull[i][1];
-        const double l2 = ex * ex + ey * ey;
-        double t = l2 > 0.0 ? ((q[0] - hull[i][0]) * ex + (q[1] - hull[i][1]) * ey) / l2 : 0.0;
+    for (int i = 0; i < h->n; i++) {
+        const double* a = h->v[i];
+        const double* b = h->v[i + 1];
+        inside = inside && cross2(a, b, q) >= 0.0;
+        const double ex = b[0] - a[0], ey = b[1] - a[1], l2 = ex * ex + ey * ey;
+        double t = l2 > 0.0 ? ((q[0] - a[0]) * ex + (q[1] - a[1]) * ey) / l2 : 0.0;
         t = fmin(1.0, fmax(0.0, t));
-        const double x = hull[i][0] + t * ex, y = hull[i][1] + t * ey;
+        const double x = a[0] + t * ex, y = a[1] + t * ey;
         const double d2 = (x - q[0]) * (x - q[0]) + (y - q[1]) * (y - q[1]);
         if (d2 < best) {
             best = d2;
-            bu = x;
-            bw = y;
+            near[0] = x;
+            near[1] = y;
         }
     }
-    return fb_v3_add(p, fb_v3_add(fb_v3_scale(e1, bu - q[0]), fb_v3_scale(e2, bw - q[1])));
+    return inside ? sqrt(best) : -sqrt(best);
+}
+
+/* The centre of mass target: p moved across gravity to BAL_SUPPORT_MARGIN inside the support
+ * polygon when it is not (p itself without a polygon, or when the polygon is narrower than
+ * twice the margin: then onto its boundary). Sets info->margin for the centre of mass c. */
+static fb_v3 over_support(fb_v3 p, fb_v3 c, fb_balance_info* info, fb_v3 gravity) {
+    hull2 h;
+    support_hull(info, gravity, &h);
+    info->margin = NAN;
+    if (h.n == 0) {
+        return p;
+    }
+    double near[2];
+    const double qc[2] = {fb_v3_dot(c, h.e1), fb_v3_dot(c, h.e2)};
+    info->margin = hull_margin(&h, qc, near);
+    const double q[2] = {fb_v3_dot(p, h.e1), fb_v3_dot(p, h.e2)};
+    const double m = hull_margin(&h, q, near);
+    if (m >= BAL_SUPPORT_MARGIN) {
+        return p;
+    }
+    /* onto the boundary, then inward by the margin toward the polygon's centroid */
+    double cx = 0.0, cy = 0.0;
+    for (int i = 0; i < h.n; i++) {
+        cx += h.v[i][0] / h.n;
+        cy += h.v[i][1] / h.n;
+    }
+    const double dx = cx - near[0], dy = cy - near[1], dl = sqrt(dx * dx + dy * dy);
+    const double step = dl > 0.0 ? fmin(BAL_SUPPORT_MARGIN, 0.5 * dl) / dl : 0.0;
+    const double u = near[0] + step * dx, w = near[1] + step * dy;
+    return fb_v3_add(p, fb_v3_add(fb_v3_scale(h.e1, u - q[0]), fb_v3_scale(h.e2, w - q[1])));
 }
 
 /* The bodies of art touching the ground among con (at most FB_BAL_MAX_BODIES) and their
- * points (world, at most FB_BAL_MAX_POINTS); returns the body count. */
+ * points (world, at most FB_BALANCE_MAX_POINTS); returns the body count. */
 static int support(const fb_data* d, const fb_contact* con, int ncon, int art, int* body,
                    fb_balance_plan* out, fb_v3* normal) {
     int nb = 0;
-    out->npoint = 0;
+    out->info.npoint = 0;
     for (int k = 0; k < ncon; k++) {
         const fb_contact* c = &con[k];
         if (c->art_a != art || c->art_b >= 0) {
@@ -246,9 +259,9 @@ static int support(const fb_data* d, const fb_contact* con, int ncon, int art, i
             }
             body[nb++] = c->body_a;
         }
-        if (out->npoint < FB_BAL_MAX_POINTS) {
-            out->point[out->npoint] = fb_xf_inv_point(d->X_0[c->body_a], c->p_a);
-            normal[out->npoint++] = c->n;
+        if (out->info.npoint < FB_BALANCE_MAX_POINTS) {
+            out->info.point[out->info.npoint] = fb_xf_inv_point(d->X_0[c->body_a], c->p_a);
+            normal[out->info.npoint++] = c->n;
         }
     }
     return nb;
@@ -264,11 +277,13 @@ void fb_balance_run(fb_balance* b, const fb_model* m, const fb_data* dw, const f
     memcpy(d->qd, dw->qd, (size_t)nv * sizeof(double));
     memcpy(target, want, (size_t)nv * sizeof(double));
     memset(out, 0, sizeof *out);
+    out->info.active = true;
+    out->info.margin = NAN;
 
     /* bias: C, and every body's acceleration with q'' = 0 (d->a, less gravity's share below) */
     fb_bias(m, d, b->C);
     int body[FB_BAL_MAX_BODIES];
-    fb_v3 normal[FB_BAL_MAX_POINTS];
+    fb_v3 normal[FB_BALANCE_MAX_POINTS];
     const int nb = support(d, con, ncon, art, body, out, normal);
 
     /* 1. the stance dofs: those of the joints between each held body and the root */
@@ -392,9 +407,9 @@ void fb_balance_run(fb_balance* b, const fb_model* m, const fb_data* dw, const f
         }
         const fb_v3 cnow = fb_com(m, d);
         const fb_v3 cd = fb_v3_scale(fb_momentum(m, d).f, 1.0 / mass);
-        const fb_v3 ct = over_support(com->c, out, m->opt.gravity);
-        out->com = cnow;
-        out->com_target = ct;
+        const fb_v3 ct = over_support(com->c, cnow, &out->info, m->opt.gravity);
+        out->info.com = cnow;
+        out->info.com_target = ct;
         const fb_v3 acc = fb_v3_add(com->a, fb_v3_add(fb_v3_scale(fb_v3_sub(ct, cnow), com->kp),
                                                       fb_v3_scale(fb_v3_sub(com->v, cd), com->kd)));
         const fb_v3 fw = fb_v3_scale(fb_v3_sub(acc, m->opt.gravity), mass);
@@ -431,15 +446,15 @@ void fb_balance_run(fb_balance* b, const fb_model* m, const fb_data* dw, const f
     for (int k = 0; k < 6; k++) {
         Sw[k] = fb_xf_inv_mv(d->X_0[1], m->S[k]);
     }
-    const int ne = BAL_EDGES * out->npoint;
-    for (int p = 0; p < out->npoint; p++) {
+    const int ne = BAL_EDGES * out->info.npoint;
+    for (int p = 0; p < out->info.npoint; p++) {
         fb_v3 t1, t2;
         tangents(normal[p], &t1, &t2);
         const fb_v3 dir[BAL_EDGES] = {
             fb_v3_add(normal[p], fb_v3_scale(t1, mu)), fb_v3_sub(normal[p], fb_v3_scale(t1, mu)),
             fb_v3_add(normal[p], fb_v3_scale(t2, mu)), fb_v3_sub(normal[p], fb_v3_scale(t2, mu))};
         for (int e = 0; e < BAL_EDGES; e++) {
-            const fb_v3 moment = fb_v3_cross(out->point[p], dir[e]);
+            const fb_v3 moment = fb_v3_cross(out->info.point[p], dir[e]);
             double* g = b->G + 6 * (BAL_EDGES * p + e);
             for (int k = 0; k < 6; k++) {
                 g[k] = fb_v3_dot(Sw[k].w, moment) + fb_v3_dot(Sw[k].v, dir[e]);
@@ -458,12 +473,12 @@ void fb_balance_run(fb_balance* b, const fb_model* m, const fb_data* dw, const f
             Wc[r] += b->G[6 * e + r] * b->lam[e];
         }
     }
-    for (int p = 0; p < out->npoint; p++) {
+    for (int p = 0; p < out->info.npoint; p++) {
         double f = 0.0;
         for (int e = 0; e < BAL_EDGES; e++) {
             f += b->lam[BAL_EDGES * p + e];
         }
-        out->force[p] = f;
+        out->info.force[p] = f;
     }
     double err2 = 0.0;
     for (int r = 0; r < 6; r++) {
@@ -478,6 +493,9 @@ void fb_balance_run(fb_balance* b, const fb_model* m, const fb_data* dw, const f
             ar[r] = ar_want[r];
             out->help[r] = Wwant[r] - Wc[r];
         }
+        const fb_m3 E = d->X_0[1].E; /* world -> root */
+        out->info.help_torque = fb_m3_tr_mv(E, fb_v3_make(out->help[0], out->help[1], out->help[2]));
+        out->info.help_force = fb_m3_tr_mv(E, fb_v3_make(out->help[3], out->help[4], out->help[5]));
     } else {
         int piv[6];
         for (int r = 0; r < 6; r++) {

@@ -7,12 +7,12 @@
 #include <stdbool.h>
 
 #include "featherbone/collision.h"
+#include "featherbone/control.h"
 #include "featherbone/model.h"
 #include "featherbone/data.h"
 
-/* Support points the planner takes (the first ones, in the world's contact order). */
-#define FB_BAL_MAX_POINTS 24
-/* Bodies in contact it plans for. */
+/* Bodies in contact it plans for (and FB_BALANCE_MAX_POINTS support points, the first ones in
+ * the world's contact order). */
 #define FB_BAL_MAX_BODIES 8
 
 typedef struct fb_balance fb_balance;
@@ -22,15 +22,12 @@ void fb_balance_destroy(fb_balance* b);
 
 /* What one plan found (for the tracker's report and the viewer). */
 typedef struct fb_balance_plan {
-    int npoint;           /* support points used */
-    fb_v3 point[FB_BAL_MAX_POINTS]; /* world */
-    double force[FB_BAL_MAX_POINTS]; /* N: the planned normal force at each */
+    fb_balance_info info; /* support points, centre of mass, help (world) */
     double root_want[6];  /* the root acceleration asked for ([w; v], root coordinates) */
     double root_acc[6];   /* the one the contacts can give (free), or root_want (assisted) */
     double help[6];       /* assisted: the wrench the contacts cannot give ([n; f], root
                              coordinates); zero when free */
     double wrench_err;    /* free: |S^1/2 (planned - wanted root wrench)| */
-    fb_v3 com, com_target; /* world: the centre of mass and where it is steered */
 } fb_balance_plan;
 
 /* When com is not NULL, the linear part of the root's wanted acceleration is replaced by the

@@ -25,6 +25,7 @@
 #include "control/balance.h"
 #include "math/dense.h"
 #include "math/quat.h"
+#include "math/spatial.h"
 #include "util/error.h"
 
 /* s: how fast a kinematic root's rows take out a drift from the clip (critically damped).
@@ -429,13 +430,13 @@ static void plan_balance(fb_tracker* tr) {
     {
         const fb_balance_plan* P = &tr->plan;
         double ftot = 0;
-        for (int i = 0; i < P->npoint; i++) ftot += P->force[i];
+        for (int i = 0; i < P->info.npoint; i++) ftot += P->info.force[i];
         fprintf(stderr, "t=%.4f np=%d F=%.1f werr=%.2f want=[%.2f %.2f %.2f | %.2f %.2f %.2f] got=[%.2f %.2f %.2f | %.2f %.2f %.2f] e=[%.3f %.3f %.3f | %.3f %.3f %.3f]\n",
-                tr->t, P->npoint, ftot, P->wrench_err, P->root_want[0], P->root_want[1], P->root_want[2], P->root_want[3], P->root_want[4], P->root_want[5],
+                tr->t, P->info.npoint, ftot, P->wrench_err, P->root_want[0], P->root_want[1], P->root_want[2], P->root_want[3], P->root_want[4], P->root_want[5],
                 P->root_acc[0], P->root_acc[1], P->root_acc[2], P->root_acc[3], P->root_acc[4], P->root_acc[5],
                 tr->e[0], tr->e[1], tr->e[2], tr->e[3], tr->e[4], tr->e[5]);
-        fprintf(stderr, "   com (%.3f %.3f %.3f) tgt (%.3f %.3f %.3f) pts:", P->com.x, P->com.y, P->com.z, P->com_target.x, P->com_target.y, P->com_target.z);
-        for (int i = 0; i < P->npoint; i++) fprintf(stderr, " (%.3f %.3f %.3f|%.0f)", P->point[i].x, P->point[i].y, P->point[i].z, P->force[i]);
+        fprintf(stderr, "   com (%.3f %.3f %.3f) tgt (%.3f %.3f %.3f) pts:", P->info.com.x, P->info.com.y, P->info.com.z, P->info.com_target.x, P->info.com_target.y, P->info.com_target.z);
+        for (int i = 0; i < P->info.npoint; i++) fprintf(stderr, " (%.3f %.3f %.3f|%.0f)", P->info.point[i].x, P->info.point[i].y, P->info.point[i].z, P->info.force[i]);
         fprintf(stderr, "\n");
     }
 #endif
@@ -503,6 +504,7 @@ static fb_status hook(void* user, fb_world* w, fb_hook_phase phase, double t, do
         check_fall(tr);
         memset(tr->tau, 0, (size_t)tr->m->nv * sizeof(double));
         tr->balanced = false;
+        tr->plan.info.active = false;
         if (tr->fall.cause != FB_FALL_NONE) {
             fallen_torques(tr, h);
         } else {
@@ -684,6 +686,10 @@ fb_assist_totals fb_tracker_totals(const fb_tracker* tr) {
     return tr->tot;
 }
 
+const fb_balance_info* fb_tracker_balance(const fb_tracker* tr) {
+    return &tr->plan.info;
+}
+
 fb_fall fb_tracker_fall(const fb_tracker* tr) {
     return tr->fall;
 }
@@ -738,6 +744,8 @@ void fb_tracker_measure(fb_tracker* tr, fb_track_metrics* out, double* body_err)
     fb_kinematics_pos(m, tr->d);
     int n = 0;
     out->worst_body = -1;
+    /* the root's frame in both poses, for the root-relative error */
+    const fb_xf Xs = tr->d->X_0[1], Xr = tr->dref->X_0[1];
     for (int b = 1; b < m->nbody; b++) {
         const fb_v3 ps = fb_point_pos(m, tr->d, b, fb_v3_zero());
         const fb_v3 pr = fb_point_pos(m, tr->dref, b, fb_v3_zero());
@@ -749,6 +757,7 @@ void fb_tracker_measure(fb_tracker* tr, fb_track_metrics* out, double* body_err)
             continue;
         }
         out->mpjpe += e;
+        out->mpjpe_root += fb_v3_norm(fb_v3_sub(fb_xf_point(Xs, ps), fb_xf_point(Xr, pr)));
         n++;
         if (e > out->max_joint_err) {
             out->max_joint_err = e;
@@ -756,6 +765,7 @@ void fb_tracker_measure(fb_tracker* tr, fb_track_metrics* out, double* body_err)
         }
     }
     out->mpjpe = n ? out->mpjpe / n : 0.0;
+    out->mpjpe_root = n ? out->mpjpe_root / n : 0.0;
     int na = 0;
     for (int b = 1; b < m->nbody; b++) {
         const int qa = m->q_adr[b];

@@ -312,6 +312,10 @@ FB_API void fb_gains_from_settle(double settle_time, double damping_ratio, doubl
 typedef struct fb_track_metrics {
     double time;          /* s since the tracker's start */
     double mpjpe;         /* m: mean over the clip's joints of |simulated - clip| position */
+    double mpjpe_root;    /* m: the same with each joint's position taken relative to the root
+                             in the root's axes (the pose alone: where the body is and which
+                             way it faces left out); equal to mpjpe for a kinematic root on the
+                             clip */
     double max_joint_err; /* m: the worst joint */
     int worst_body;       /* its body */
     double angle_err;     /* rad: mean over actuated joints of the relative rotation angle */
@@ -357,6 +361,60 @@ FB_API const double* fb_tracker_torques(const fb_tracker* tr);
 
 /* The resolved gains per body (nbody). */
 FB_API const fb_joint_gains* fb_tracker_gains(const fb_tracker* tr);
+
+/* Why a character was found fallen (fb_tracker_fall). */
+typedef enum fb_fall_cause {
+    FB_FALL_NONE = 0,   /* it has not fallen */
+    FB_FALL_HEIGHT = 1, /* its root sank below FB_FALL_HEIGHT_FRACTION of the clip's height */
+    FB_FALL_TILT = 2    /* its root tilted more than FB_FALL_TILT_DEG from the clip's */
+} fb_fall_cause;
+
+FB_API const char* fb_fall_cause_name(fb_fall_cause c);
+
+/* A character whose root is not kinematic has fallen when its root (the pelvis) is lower
+ * above the ground than this fraction of the clip's root height at the same time, or its
+ * root's up axis is tilted more than this many degrees from the clip's. From then on the
+ * tracker no longer follows the clip: every joint is damped toward rest, with at most
+ * FB_FALL_STRENGTH of its torque limit, and an assisted root gets no more help, so the body
+ * comes to rest where it fell (docs/CONTROL.md). */
+#define FB_FALL_HEIGHT_FRACTION 0.5
+#define FB_FALL_TILT_DEG 60.0
+#define FB_FALL_STRENGTH 0.3
+/* s: the fallen body's joints are damped toward rest with this time constant */
+#define FB_FALL_DAMP_TIME 0.2
+
+typedef struct fb_fall {
+    fb_fall_cause cause; /* FB_FALL_NONE while standing */
+    double time;         /* s since the tracker's start: the substep it was found */
+    double height;       /* m: the root's height above the ground then */
+    double clip_height;  /* m: the clip's root height then */
+    double tilt;         /* rad: the root's tilt from the clip's then */
+} fb_fall;
+
+/* Whether and how the character fell. */
+FB_API fb_fall fb_tracker_fall(const fb_tracker* tr);
+
+/* What the balance planner of a free or assisted root (accel controller) saw and decided in
+ * the last substep, for reports and the viewer (docs/CONTROL.md). */
+#define FB_BALANCE_MAX_POINTS 24
+typedef struct fb_balance_info {
+    bool active;          /* the planner ran (free or assisted root, accel, not fallen) */
+    fb_v3 com;            /* world: the whole body's centre of mass */
+    fb_v3 com_target;     /* world: where the planner steered it (the clip's, moved over the
+                             support when it was not) */
+    double margin;        /* m: how far the centre of mass's ground projection is inside the
+                             support polygon (negative: outside; NAN: fewer than three support
+                             points) */
+    int npoint;           /* support points: the ground contacts the planner used */
+    fb_v3 point[FB_BALANCE_MAX_POINTS]; /* world */
+    double force[FB_BALANCE_MAX_POINTS]; /* N: the normal force planned at each */
+    fb_v3 help_force;     /* N, world: the assisted root's help (zero when free) */
+    fb_v3 help_torque;    /* N m, world, about the root's origin */
+} fb_balance_info;
+
+/* The planner's last substep (active false with a kinematic root, the pd controller, or after
+ * a fall). Borrowed until the next step. */
+FB_API const fb_balance_info* fb_tracker_balance(const fb_tracker* tr);
 
 /* Totals since the start: impulse of the assisting wrench (N s, N m s), the largest force and
  * torque, and (limit_substeps) how many fb_tracker_measure calls found a torque limit bound in

@@ -43,6 +43,11 @@ typedef struct fb_world_opts {
     double limit_margin;       /* rad or m: same for joint limits; default 0.5 degree */
     double erp;                /* Baumgarte: a penetration relaxes at rate erp/h per second,
                                   critically damped; default 0.2 */
+    double max_push_speed;     /* m/s: the fastest a penetration is pushed out (Baumgarte's
+                                  spring sees at most the depth that gives this speed);
+                                  default 0.5 */
+    double max_limit_speed;    /* rad/s (m/s for prismatic joints): the same for a joint past
+                                  its limit; default 1 */
     double pen_tol;            /* m: deepest new penetration a substep may make; default 1e-3 */
     double limit_tol;          /* rad: largest new limit overshoot; default 0.25 degree */
     int max_halvings;          /* shortest substep dt / 2^max_halvings; default 8 */
@@ -181,6 +186,9 @@ FB_API void fb_world_set_time(fb_world* w, double t);
 /* The touching contacts of the last substep; fb_world_contact_force gives the normal force
  * contact k carried (N, the multiplier of its normal row; 0 for an index out of range). */
 FB_API const fb_contact* fb_world_contacts(const fb_world* w, int* n);
+/* The contacts at the current state, which the next substep starts from (in a
+ * FB_HOOK_FORCES hook: those of the substep about to run). */
+FB_API const fb_contact* fb_world_contacts_current(const fb_world* w, int* n);
 FB_API double fb_world_contact_force(const fb_world* w, int k);
 /* The linear impulse (N s, world axes) articulation art_b (-1: the ground) gave articulation
  * art_a through contacts over the last fb_world_step: impact impulses plus the contact forces

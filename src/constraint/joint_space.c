@@ -124,6 +124,21 @@ void* fb_js_layout(char* base, size_t* off, size_t n, size_t cap) {
 /* Pivots in a row that move nothing before the pivoting gives up (a cycle). */
 #define JS_MAX_STALLED 16
 
+/* Relative regularisation of the other rows' matrix S: S_ii (1 + JS_REG). Contacts that a
+ * fully pinned articulation can only answer through its few clamped dofs (a fallen character
+ * lying on several shapes: 12 contact rows against the root's 6 dofs) make S singular, and
+ * LU on a singular S returns multipliers of 1e15 from rounding-sized pivots. Made positive
+ * definite, the LCP has one solution, the bounded one a unilateral contact set allows (a
+ * duplicate contact takes no force rather than an infinite pair); the contacts yield by
+ * JS_REG S_ii lambda, 1e-8 of their response. */
+#define JS_REG 1e-8
+
+/* Tolerances of the pivoting, relative to the problem's scale (its largest right-hand side,
+ * its largest torque bound), and the largest residual of an accepted solution on the same
+ * scale: 1e-6 of the largest acceleration asked for. */
+#define JS_TOL 1e-11
+#define JS_ACCEPT 1e-6
+
 enum { DOF_FREE = 0, DOF_LO, DOF_HI, DOF_FIXED };
 /* ROW_TLO, ROW_THI: a friction row at -mu lambda_n, +mu lambda_n */
 enum { ROW_UNSEEN = 0, ROW_DRIVEN, ROW_FREE, ROW_LO, ROW_HI, ROW_TLO, ROW_THI, ROW_OUT };
@@ -227,8 +242,8 @@ static bool js_setup(js_ctx* x, bool ties) {
                                        isfinite(s->hi[k]) ? fabs(s->hi[k]) : 0.0));
         }
     }
-    x->tol_w = 1e-11 * scale;
-    x->tol_l = 1e-11 * lscale;
+    x->tol_w = JS_TOL * scale;
+    x->tol_l = JS_TOL * lscale;
     if (cs->m_ready[x->a]) {
         for (int i = 0; i < n; i++) {
             const double* Mi = x->M + (size_t)i * (size_t)n;
@@ -338,6 +353,7 @@ static bool js_factor(js_ctx* x) {
                 s->S[i * JS_MAX_O + i2] = v + s->Koth[i * JS_MAX_O + i2];
                 s->S[i2 * JS_MAX_O + i] = v + s->Koth[i2 * JS_MAX_O + i];
             }
+            s->S[i * JS_MAX_O + i] *= 1.0 + JS_REG;
         }
     }
     x->nfo = 0;
@@ -861,5 +877,8 @@ bool fb_js_solve(fb_csys* cs, const lcp_rhs* q, int a, bool ties) {
     }
     cs->iterations = x.pivots;
     cs->residual = worst;
-    return true;
+    /* a solution that misses its own conditions by more than rounding can explain (pivoting
+     * on a nearly singular set, a cycle the stall count missed) is not used: the caller
+     * falls back to another method */
+    return worst <= JS_ACCEPT * (x.tol_w / JS_TOL);
 }

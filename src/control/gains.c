@@ -3,6 +3,7 @@
  * [Kokkevis §8.3] (eq. 22). */
 #define _POSIX_C_SOURCE 200809L /* fnmatch */
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <fnmatch.h>
 #include <math.h>
 #include <stdio.h>
@@ -25,13 +26,63 @@
 /* gains init: response of each joint (rad/s, 5 Hz) and damping ratio. */
 #define INIT_OMEGA (2.0 * 3.14159265358979323846 * 5.0)
 #define INIT_ZETA 1.0
-/* gains init: Cline's minimum gains as a fraction of the joint's own; torque limit: a
- * multiple of the joint's largest feedforward torque, at least the whole body's weight at the
- * joint's reach (times INIT_SUPPORT_FACTOR), and at least a floor (N m). */
+/* gains init: Cline's minimum gains as a fraction of the joint's own. */
 #define INIT_MIN_FRACTION 0.3
-#define INIT_LIMIT_FACTOR 3.0
-#define INIT_SUPPORT_FACTOR 1.0
-#define INIT_LIMIT_FLOOR 10.0
+
+/* gains init: human strength. A joint's torque limit is the largest maximum voluntary torque
+ * of the human joint it stands for, per kg of body mass, times the character's mass: the
+ * strongest direction of that joint (the limit is one number per axis). Mean of men's and
+ * women's isometric peaks; sources and the whole table in docs/CONTROL.md: hip extension
+ * [Anderson, Madigan & Nussbaum 2007], knee extension [Šarabon, Kozinc & Perman 2021], ankle
+ * plantarflexion, shoulder extension, elbow flexion, wrist flexion
+ * [Danneskiold-Samsøe et al. 2009], trunk extension [Pan et al. 2025], neck extension
+ * [Vasavada, Li & Delp 2001]; the toe's is estimated (no value in those sources). Patterns are
+ * case-insensitive substrings of the joint's name, as in the character rules, first match
+ * wins: specific ones first. */
+typedef struct strength_row {
+    const char* match;
+    double nm_per_kg;
+} strength_row;
+static const strength_row STRENGTH[] = {
+    {"hipjoint", 1.6}, /* CMU's pelvis bones: the trunk's */
+    {"toe", 0.12},     {"ankle", 1.7}, {"foot", 1.7},   {"knee", 2.8},  {"shin", 2.8},
+    {"=leftleg", 2.8}, {"=rightleg", 2.8},              {"upleg", 2.8}, {"thigh", 2.8},
+    {"hip", 2.8},      {"neck", 0.5},  {"head", 0.5},   {"finger", 0.1}, {"thumb", 0.1},
+    {"wrist", 0.28},   {"hand", 0.28}, {"elbow", 0.77}, {"forearm", 0.77},
+    {"collar", 0.97},  {"clavicle", 0.97},              {"shoulder", 0.97}, {"arm", 0.97},
+    {"back", 1.6},     {"spine", 1.6}, {"chest", 1.6},  {"=ab", 1.6},   {"torso", 1.6},
+    {"pelvis", 1.6},
+};
+/* N m per kg for a joint no pattern matches: the trunk's. */
+#define STRENGTH_DEFAULT 1.6
+
+/* Whether `pattern` matches `name` as the character rules match: a case-insensitive
+ * substring, or with a leading '=' the whole name. */
+static bool name_matches(const char* pattern, const char* name) {
+    const bool whole = pattern[0] == '=';
+    const char* p = whole ? pattern + 1 : pattern;
+    const size_t np = strlen(p), nn = strlen(name);
+    for (size_t start = 0; start + np <= nn; start++) {
+        size_t k = 0;
+        while (k < np && tolower((unsigned char)name[start + k]) == tolower((unsigned char)p[k])) {
+            k++;
+        }
+        if (k == np && (!whole || (start == 0 && np == nn))) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The strength of a joint (N m per kg of body mass), from its name. */
+static double strength_of(const char* name) {
+    for (size_t k = 0; k < sizeof STRENGTH / sizeof STRENGTH[0]; k++) {
+        if (name_matches(STRENGTH[k].match, name)) {
+            return STRENGTH[k].nm_per_kg;
+        }
+    }
+    return STRENGTH_DEFAULT;
+}
 /* gains init, assisted root: the caps on the helping force, a fraction of the body's weight,
  * and torque, that force at a lever of INIT_ASSIST_LEVER (m). Measured on 131_01 and 131_03
  * at 200, 240 and 300 Hz from three starting frames (docs/CONTROL.md): 400 N / 200 N m let the
@@ -309,18 +360,6 @@ static fb_status locked_inertia(const fb_model* m, const double* q, double* iner
     return FB_OK;
 }
 
-/* Each joint's reach (nbody): the longest chain of bone offsets from it to an end of its
- * subtree, the lever arm through which a foot or a hand at that end can load it. */
-static void joint_reach(const fb_model* m, double* reach) {
-    for (int b = 0; b < m->nbody; b++) {
-        reach[b] = 0.0;
-    }
-    for (int c = m->nbody - 1; c > 1; c--) { /* children before parents */
-        const int p = m->parent[c];
-        reach[p] = fmax(reach[p], reach[c] + fb_v3_norm(m->X_tree[c].r));
-    }
-}
-
 /* Which joints carry the body (nbody): those with a body below them (or their own) whose origin
  * comes within INIT_GROUND_REACH of the ground (y = 0) at some frame of the clip. */
 static fb_status load_bearing(const fb_model* m, const fb_ref* ref, bool* bearing,
@@ -351,15 +390,13 @@ fb_status fb_gains_init(const fb_model* m, const fb_ref* ref, fb_gains* g, fb_er
     *g = fb_default_gains();
     g->rate = 1.0 / ref->dt;
     const int nv = m->nv;
-    double* inertia = malloc(2 * (size_t)m->nbody * sizeof(double));
+    double* inertia = malloc((size_t)m->nbody * sizeof(double));
     bool* bearing = malloc((size_t)m->nbody * sizeof(bool));
     if (!inertia || !bearing) {
         free(inertia);
         free(bearing);
         return fb_fail(err, FB_ENOMEM, "gains init: out of memory");
     }
-    double* reach = inertia + m->nbody;
-    joint_reach(m, reach);
     double mass = 0.0;
     for (int b = 1; b < m->nbody; b++) {
         mass += m->I[b].m;
@@ -378,9 +415,8 @@ fb_status fb_gains_init(const fb_model* m, const fb_ref* ref, fb_gains* g, fb_er
         if (m->jnv[b] == 0 || m->jtype[b] == FB_JOINT_FLOATING) {
             continue;
         }
-        /* the joint's feedforward torque over the clip (glitches repaired by the fit): RMS
-         * and peak of its magnitude */
-        double sum2 = 0.0, peak = 0.0;
+        /* the joint's RMS feedforward torque over the clip (glitches repaired by the fit) */
+        double sum2 = 0.0;
         for (int f = 0; f < ref->nframe; f++) {
             double n2 = 0.0;
             for (int k = 0; k < m->jnv[b]; k++) {
@@ -388,7 +424,6 @@ fb_status fb_gains_init(const fb_model* m, const fb_ref* ref, fb_gains* g, fb_er
                 n2 += t * t;
             }
             sum2 += n2;
-            peak = fmax(peak, sqrt(n2));
         }
         const double rms = fmax(sqrt(sum2 / ref->nframe), 1e-3);
         fb_gains_rule* r = &g->rule[g->nrule++];
@@ -402,10 +437,9 @@ fb_status fb_gains_init(const fb_model* m, const fb_ref* ref, fb_gains* g, fb_er
         r->g.kv = INIT_MIN_FRACTION * kv;
         r->g.settle_time = bearing[b] ? g->defaults.settle_time : INIT_FREE_SETTLE;
         r->g.damping_ratio = g->defaults.damping_ratio;
-        /* psi comes from the clip with the root held and no ground: it leaves out the load
-         * of carrying the body, which a stance leg needs */
-        r->g.torque_limit = fmax(fmax(INIT_LIMIT_FACTOR * peak, INIT_LIMIT_FLOOR),
-                                 bearing[b] ? INIT_SUPPORT_FACTOR * weight * reach[b] : 0.0);
+        /* human strength, not the clip's demand: psi comes from the clip with the root held
+         * and no ground, and a stance leg needs far more than that */
+        r->g.torque_limit = strength_of(m->name[b]) * mass;
     }
     free(inertia);
     free(bearing);

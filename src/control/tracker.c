@@ -16,11 +16,16 @@
  * torque; free = nothing. */
 #include <math.h>
 #include <string.h>
+#ifdef FB_BAL_DEBUG
+#include <stdio.h>
+#endif
 
 #include "featherbone/control.h"
 #include "featherbone/dynamics.h"
+#include "control/balance.h"
 #include "math/dense.h"
 #include "math/quat.h"
+#include "math/spatial.h"
 #include "util/error.h"
 
 /* s: how fast a kinematic root's rows take out a drift from the clip (critically damped).
@@ -29,6 +34,9 @@
  * kneel) pushed the root 8 mm off and the step blew up. root.settle_time is the assisted
  * root's. */
 #define KINEMATIC_ROOT_SETTLE 0.05
+
+/* s: the settle time of the centre of mass's PD toward the clip's (balance) */
+#define BAL_COM_SETTLE 0.5
 
 /* Row identities for warm starting: a tag, the articulation, the dof. */
 #define TRACK_ROW_TAG 0x54524bull
@@ -58,6 +66,19 @@ struct fb_tracker {
     int bound;
     double assist_f, assist_n;
     fb_assist_totals tot;
+    /* the fall: found by check_fall, then the fallen body is damped toward rest */
+    fb_fall fall;
+    fb_plane ground;
+    double* M_diag; /* (nv) M's diagonal at the clip's first frame: each dof's inertia */
+    /* balance (accel controller, free or assisted root): the rows' targets come from the
+     * planner, which produces the root's wanted motion through the contacts */
+    fb_balance* bal;
+    double* want;    /* (nv) the tracking's accelerations, root included */
+    double* btarget; /* (nv) the planner's */
+    bool balanced;   /* this substep's rows use btarget */
+    fb_balance_plan plan;
+    double* com_ref;  /* (3 nframe) the clip's centre of mass at every frame of the reference */
+    double com_kp, com_kd;
     /* metrics */
     fb_data* dref;
     bool* measured; /* (nbody) bodies whose origins are clip joints */
@@ -121,6 +142,39 @@ static void tracking_error(const fb_tracker* tr) {
         case FB_JOINT_FIXED:
             break;
         }
+    }
+}
+
+/* The root's height above the ground (along its normal) in configuration q. */
+static double root_height(const fb_tracker* tr, const double* q) {
+    const int qa = tr->m->q_adr[1];
+    const fb_v3 p = fb_v3_make(q[qa], q[qa + 1], q[qa + 2]);
+    return fb_v3_dot(tr->ground.n, p) - tr->ground.offset;
+}
+
+/* Whether the character has fallen (fb_fall: the root far below the clip's or tilted far from
+ * it); sets tr->fall once, at the first substep it holds. A kinematic root cannot fall. */
+static void check_fall(fb_tracker* tr) {
+    if (tr->fall.cause != FB_FALL_NONE || !tr->floating_root ||
+        tr->g.root.mode == FB_ROOT_KINEMATIC) {
+        return;
+    }
+    const int qr = tr->m->q_adr[1] + 3;
+    const double h = root_height(tr, tr->d->q), hc = root_height(tr, tr->qd);
+    /* the tilt: the angle between the up axis and where the body turns the clip root's up */
+    const fb_quat cur = fb_quat_load(tr->d->q + qr), des = fb_quat_load(tr->qd + qr);
+    const fb_v3 up_body = fb_quat_rotate(fb_quat_conj(des), tr->ground.n);
+    const double c = fb_v3_dot(fb_quat_rotate(cur, up_body), tr->ground.n);
+    const double tilt = acos(fmax(-1.0, fmin(1.0, c)));
+    fb_fall_cause cause = FB_FALL_NONE;
+    if (h < FB_FALL_HEIGHT_FRACTION * hc) {
+        cause = FB_FALL_HEIGHT;
+    } else if (tilt > FB_FALL_TILT_DEG * FB_PI / 180.0) {
+        cause = FB_FALL_TILT;
+    }
+    if (cause != FB_FALL_NONE) {
+        tr->fall = (fb_fall){.cause = cause, .time = tr->t, .height = h, .clip_height = hc,
+                             .tilt = tilt};
     }
 }
 
@@ -210,6 +264,39 @@ static bool stable_pd(fb_tracker* tr, double h) {
     return true;
 }
 
+/* The fallen body's torques (pd; accel asks it of its rows, add_rows): every joint damped
+ * toward rest, tau = -D qd with D = I / FB_FALL_DAMP_TIME for the dof's inertia I, implicit
+ * over the substep (stable PD with no stiffness, no feedforward and the clip's velocity zero)
+ * and within FB_FALL_STRENGTH of the torque limit; the root gets nothing. */
+static void fallen_torques(fb_tracker* tr, double h) {
+    const fb_model* m = tr->m;
+    const int r0 = tr->floating_root ? 6 : 0;
+    memset(tr->tau, 0, (size_t)m->nv * sizeof(double));
+    memset(tr->psi, 0, (size_t)m->nv * sizeof(double));
+    tr->assist_f = tr->assist_n = 0.0;
+    tr->bound = 0;
+    if (tr->g.controller != FB_CTRL_PD) {
+        return;
+    }
+    for (int j = r0; j < m->nv; j++) {
+        tr->e[j] = 0.0;
+        tr->ed[j] = -tr->d->qd[j];
+        tr->ad[j] = 0.0;
+        tr->K[j] = 0.0;
+        tr->D[j] = tr->M_diag[j] / FB_FALL_DAMP_TIME;
+    }
+    if (!stable_pd(tr, h)) {
+        for (int j = r0; j < m->nv; j++) {
+            tr->tau[j] = tr->D[j] * tr->ed[j];
+        }
+    }
+    for (int j = r0; j < m->nv; j++) {
+        const double want = tr->tau[j];
+        tr->tau[j] = clampd(want, FB_FALL_STRENGTH * tr->jg[m->dof_body[j]].torque_limit);
+        tr->bound += (tr->tau[j] != want);
+    }
+}
+
 /* Joint torques for this substep (the root's come from root_wrench, before): pd, or the
  * feedforward alone (accel: the rows do the rest); clamped to each joint's limit. */
 static void joint_torques(fb_tracker* tr, double h) {
@@ -281,6 +368,94 @@ static void root_wrench(fb_tracker* tr) {
     tr->assist_f = f * sf;
 }
 
+/* The accelerations the tracking wants of every dof [Kokkevis eq. 22]: the clip's plus the
+ * settle-time gains on the error; the root's with its own gains. */
+static void wanted(fb_tracker* tr) {
+    const fb_model* m = tr->m;
+    for (int b = 1; b < m->nbody; b++) {
+        const bool root = tr->floating_root && b == 1;
+        const double kp = root ? tr->root_kp : tr->kp_acc[b];
+        const double kd = root ? tr->root_kd : tr->kd_acc[b];
+        for (int k = 0; k < m->jnv[b]; k++) {
+            const int j = m->v_adr[b] + k;
+            tr->want[j] = tr->ad[j] + kp * tr->e[j] + kd * tr->ed[j];
+        }
+    }
+}
+
+/* The clip's centre of mass at the current time: the nearest frame's, its velocity and
+ * acceleration by central differences of the frames around it. */
+static fb_balance_com com_at(const fb_tracker* tr) {
+    const fb_ref* r = tr->ref;
+    int i = (int)lround(tr->t / r->dt);
+    i = i < 1 ? 1 : (i > r->nframe - 2 ? r->nframe - 2 : i);
+    fb_balance_com c = {.kp = tr->com_kp, .kd = tr->com_kd};
+    if (r->nframe < 3) {
+        c.c = fb_v3_make(tr->com_ref[0], tr->com_ref[1], tr->com_ref[2]);
+        return c;
+    }
+    const double* p = tr->com_ref + 3 * (i - 1);
+    const double h = r->dt;
+    for (int k = 0; k < 3; k++) {
+        const double cm = p[k], c0 = p[3 + k], cp = p[6 + k];
+        const double v = (cp - cm) / (2.0 * h), a = (cp - 2.0 * c0 + cm) / (h * h);
+        if (k == 0) {
+            c.c.x = c0, c.v.x = v, c.a.x = a;
+        } else if (k == 1) {
+            c.c.y = c0, c.v.y = v, c.a.y = a;
+        } else {
+            c.c.z = c0, c.v.z = v, c.a.z = a;
+        }
+    }
+    return c;
+}
+
+/* Balance (accel controller, a root that is not kinematic): the planner's targets for the
+ * rows; an assisted root's wrench becomes the part of the wanted one the contacts cannot
+ * give, within the root's caps. */
+static void plan_balance(fb_tracker* tr) {
+    if (!tr->bal || tr->g.controller != FB_CTRL_ACCEL || !tr->floating_root ||
+        tr->g.root.mode == FB_ROOT_KINEMATIC) {
+        return;
+    }
+    wanted(tr);
+    int ncon = 0;
+    const fb_contact* con = fb_world_contacts_current(tr->w, &ncon);
+    const bool assisted = tr->g.root.mode == FB_ROOT_ASSISTED;
+    const fb_balance_com com = com_at(tr);
+    fb_balance_run(tr->bal, tr->m, tr->d, con, ncon, tr->art, fb_world_options(tr->w)->ground_mu,
+                   tr->want, &com, assisted, tr->btarget, &tr->plan);
+    tr->balanced = true;
+#ifdef FB_BAL_DEBUG
+    {
+        const fb_balance_plan* P = &tr->plan;
+        double ftot = 0;
+        for (int i = 0; i < P->info.npoint; i++) ftot += P->info.force[i];
+        fprintf(stderr, "t=%.4f np=%d F=%.1f werr=%.2f want=[%.2f %.2f %.2f | %.2f %.2f %.2f] got=[%.2f %.2f %.2f | %.2f %.2f %.2f] e=[%.3f %.3f %.3f | %.3f %.3f %.3f]\n",
+                tr->t, P->info.npoint, ftot, P->wrench_err, P->root_want[0], P->root_want[1], P->root_want[2], P->root_want[3], P->root_want[4], P->root_want[5],
+                P->root_acc[0], P->root_acc[1], P->root_acc[2], P->root_acc[3], P->root_acc[4], P->root_acc[5],
+                tr->e[0], tr->e[1], tr->e[2], tr->e[3], tr->e[4], tr->e[5]);
+        fprintf(stderr, "   com (%.3f %.3f %.3f) tgt (%.3f %.3f %.3f) pts:", P->info.com.x, P->info.com.y, P->info.com.z, P->info.com_target.x, P->info.com_target.y, P->info.com_target.z);
+        for (int i = 0; i < P->info.npoint; i++) fprintf(stderr, " (%.3f %.3f %.3f|%.0f)", P->info.point[i].x, P->info.point[i].y, P->info.point[i].z, P->info.force[i]);
+        fprintf(stderr, "\n");
+    }
+#endif
+    if (assisted) {
+        double* t = tr->tau;
+        const double* hp = tr->plan.help;
+        const double n = sqrt(hp[0] * hp[0] + hp[1] * hp[1] + hp[2] * hp[2]);
+        const double f = sqrt(hp[3] * hp[3] + hp[4] * hp[4] + hp[5] * hp[5]);
+        const double sn = n > tr->g.root.max_torque ? tr->g.root.max_torque / n : 1.0;
+        const double sf = f > tr->g.root.max_force ? tr->g.root.max_force / f : 1.0;
+        for (int k = 0; k < 3; k++) {
+            t[k] = hp[k] * sn;
+            t[3 + k] = hp[3 + k] * sf;
+        }
+        tr->assist_n = n * sn;
+        tr->assist_f = f * sf;
+    }
+}
+
 static fb_status add_rows(fb_tracker* tr, fb_csys* cs, fb_error* err) {
     const fb_model* m = tr->m;
     tr->row_start = cs->nrow;
@@ -293,15 +468,20 @@ static fb_status add_rows(fb_tracker* tr, fb_csys* cs, fb_error* err) {
             (!root && tr->g.controller != FB_CTRL_ACCEL)) {
             continue;
         }
+        const bool fallen = tr->fall.cause != FB_FALL_NONE;
         const double kp = root ? tr->root_kp : tr->kp_acc[b];
         const double kd = root ? tr->root_kd : tr->kd_acc[b];
-        const double lim = root ? 0.0 : tr->jg[b].torque_limit;
+        const double lim = root ? 0.0 : tr->jg[b].torque_limit * (fallen ? FB_FALL_STRENGTH : 1.0);
         for (int k = 0; k < m->jnv[b]; k++) {
             const int j = m->v_adr[b] + k;
             row.dof = j;
             row.lo = lim > 0.0 ? -lim - tr->tau[j] : -INFINITY;
             row.hi = lim > 0.0 ? lim - tr->tau[j] : INFINITY;
-            row.target = tr->ad[j] + kp * tr->e[j] + kd * tr->ed[j];
+            /* fallen: damped toward rest (fb_fall); balancing: the planner's; else the clip
+             * [Kokkevis eq. 22] */
+            row.target = fallen          ? -tr->d->qd[j] / FB_FALL_DAMP_TIME
+                         : tr->balanced ? tr->btarget[j]
+                                        : tr->ad[j] + kp * tr->e[j] + kd * tr->ed[j];
             row.id = (TRACK_ROW_TAG << 40) | ((uint64_t)tr->art << 24) | (uint64_t)(j + 1);
             const fb_status s = fb_csys_add_row(cs, &row, err);
             if (s != FB_OK) {
@@ -321,9 +501,17 @@ static fb_status hook(void* user, fb_world* w, fb_hook_phase phase, double t, do
         tr->t = t - tr->t0;
         fb_ref_at(tr->m, tr->ref, tr->t, tr->qd, tr->vd, tr->ad, tr->psi, tr->tmp);
         tracking_error(tr);
+        check_fall(tr);
         memset(tr->tau, 0, (size_t)tr->m->nv * sizeof(double));
-        root_wrench(tr);
-        joint_torques(tr, h);
+        tr->balanced = false;
+        tr->plan.info.active = false;
+        if (tr->fall.cause != FB_FALL_NONE) {
+            fallen_torques(tr, h);
+        } else {
+            root_wrench(tr);
+            joint_torques(tr, h);
+            plan_balance(tr);
+        }
         memcpy(tr->d->tau, tr->tau, (size_t)tr->m->nv * sizeof(double));
         tr->tot.force_impulse += tr->assist_f * h;
         tr->tot.torque_impulse += tr->assist_n * h;
@@ -346,6 +534,10 @@ void fb_tracker_destroy(fb_tracker* tr) {
     fb_free(&a, tr->kp_acc);
     fb_free(&a, tr->qd);
     fb_free(&a, tr->measured);
+    fb_free(&a, tr->M_diag);
+    fb_free(&a, tr->want);
+    fb_free(&a, tr->com_ref);
+    fb_balance_destroy(tr->bal);
     fb_free(&a, tr);
 }
 
@@ -361,6 +553,7 @@ void fb_tracker_reset(fb_tracker* tr) {
     tr->t = 0.0;
     tr->nrow = 0;
     memset(&tr->tot, 0, sizeof tr->tot);
+    tr->fall = (fb_fall){.cause = FB_FALL_NONE};
 }
 
 fb_tracker* fb_tracker_create(fb_world* w, int art, const fb_ref* ref, const fb_gains* g,
@@ -396,17 +589,23 @@ fb_tracker* fb_tracker_create(fb_world* w, int art, const fb_ref* ref, const fb_
     tr->kp_acc = fb_alloc(&a, 2 * nb * sizeof(double));
     tr->qd = fb_alloc(&a, ((size_t)m->nq + 12 * nv) * sizeof(double));
     tr->measured = fb_alloc(&a, nb * sizeof(bool));
+    tr->M_diag = fb_alloc(&a, nv * sizeof(double));
+    tr->want = fb_alloc(&a, 2 * nv * sizeof(double));
+    tr->com_ref = fb_alloc(&a, 3 * (size_t)(ref->nframe > 0 ? ref->nframe : 1) * sizeof(double));
+    tr->bal = fb_balance_create(m, &a);
     tr->dref = fb_data_create(m, &a, err);
     const bool pd = g->controller == FB_CTRL_PD;
     tr->dspd = pd ? fb_data_create(m, &a, err) : NULL;
     tr->A = pd ? fb_alloc(&a, nv * nv * sizeof(double)) : NULL;
-    if (!tr->jg || !tr->kp_acc || !tr->qd || !tr->measured || !tr->dref ||
+    if (!tr->jg || !tr->kp_acc || !tr->qd || !tr->measured || !tr->M_diag || !tr->want ||
+        !tr->bal || !tr->com_ref || !tr->dref ||
         (pd && (!tr->dspd || !tr->A))) {
         fb_tracker_destroy(tr);
         fb_fail(err, FB_ENOMEM, "tracker: out of memory");
         return NULL;
     }
     tr->kd_acc = tr->kp_acc + nb;
+    tr->btarget = tr->want + nv;
     tr->vd = tr->qd + m->nq;
     tr->ad = tr->vd + nv;
     tr->psi = tr->ad + nv;
@@ -438,10 +637,26 @@ fb_tracker* fb_tracker_create(fb_world* w, int art, const fb_ref* ref, const fb_
                              &tr->root_kd);
     }
     tr->floating_root = m->nbody > 1 && m->jtype[1] == FB_JOINT_FLOATING;
+    const fb_world_opts* wo = fb_world_options(w);
+    tr->ground = wo->ground ? wo->plane : fb_ground_plane();
+    memcpy(tr->dref->q, ref->q, (size_t)m->nq * sizeof(double));
+    fb_crba(m, tr->dref);
+    for (size_t j = 0; j < nv; j++) {
+        tr->M_diag[j] = tr->dref->M[j * nv + j];
+    }
+    for (int f = 0; f < ref->nframe; f++) {
+        memcpy(tr->dref->q, ref->q + (size_t)f * (size_t)m->nq, (size_t)m->nq * sizeof(double));
+        fb_kinematics_pos(m, tr->dref);
+        const fb_v3 c = fb_com(m, tr->dref);
+        tr->com_ref[3 * f] = c.x;
+        tr->com_ref[3 * f + 1] = c.y;
+        tr->com_ref[3 * f + 2] = c.z;
+    }
+    fb_gains_from_settle(BAL_COM_SETTLE, 1.0, &tr->com_kp, &tr->com_kd);
+    memcpy(tr->dref->q, ref->q, (size_t)m->nq * sizeof(double));
+    fb_crba(m, tr->dref);
     if (tr->floating_root) {
         /* the composite inertia of the whole body in root coordinates = M's root block */
-        memcpy(tr->dref->q, ref->q, (size_t)m->nq * sizeof(double));
-        fb_crba(m, tr->dref);
         for (int r = 0; r < 6; r++) {
             for (int c = 0; c < 6; c++) {
                 tr->root_M[r * 6 + c] = tr->dref->M[(size_t)r * nv + (size_t)c];
@@ -474,6 +689,22 @@ fb_assist_totals fb_tracker_totals(const fb_tracker* tr) {
     return tr->tot;
 }
 
+const fb_balance_info* fb_tracker_balance(const fb_tracker* tr) {
+    return &tr->plan.info;
+}
+
+fb_fall fb_tracker_fall(const fb_tracker* tr) {
+    return tr->fall;
+}
+
+const char* fb_fall_cause_name(fb_fall_cause c) {
+    switch (c) {
+    case FB_FALL_HEIGHT: return "root too low";
+    case FB_FALL_TILT: return "root tilted";
+    default: return "none";
+    }
+}
+
 /* tau + the multipliers of the tracker's rows in the last substep; counts dofs at a limit. */
 static int collect_applied(fb_tracker* tr) {
     const fb_model* m = tr->m;
@@ -493,6 +724,9 @@ static int collect_applied(fb_tracker* tr) {
         if (isfinite(row->hi) && (l >= row->hi - 1e-9 * (1.0 + fabs(row->hi)) ||
                                   l <= row->lo + 1e-9 * (1.0 + fabs(row->lo)))) {
             bound++;
+#ifdef FB_BAL_DEBUG
+            fprintf(stderr, "   bound dof %d (%s) lambda %.2f [%.2f %.2f] tau %.2f target %.2f\n", row->dof, tr->m->name[tr->m->dof_body[row->dof]], l, row->lo, row->hi, tr->tau[row->dof], row->target);
+#endif
         }
     }
     return bound;
@@ -513,6 +747,8 @@ void fb_tracker_measure(fb_tracker* tr, fb_track_metrics* out, double* body_err)
     fb_kinematics_pos(m, tr->d);
     int n = 0;
     out->worst_body = -1;
+    /* the root's frame in both poses, for the root-relative error */
+    const fb_xf Xs = tr->d->X_0[1], Xr = tr->dref->X_0[1];
     for (int b = 1; b < m->nbody; b++) {
         const fb_v3 ps = fb_point_pos(m, tr->d, b, fb_v3_zero());
         const fb_v3 pr = fb_point_pos(m, tr->dref, b, fb_v3_zero());
@@ -524,6 +760,7 @@ void fb_tracker_measure(fb_tracker* tr, fb_track_metrics* out, double* body_err)
             continue;
         }
         out->mpjpe += e;
+        out->mpjpe_root += fb_v3_norm(fb_v3_sub(fb_xf_point(Xs, ps), fb_xf_point(Xr, pr)));
         n++;
         if (e > out->max_joint_err) {
             out->max_joint_err = e;
@@ -531,6 +768,7 @@ void fb_tracker_measure(fb_tracker* tr, fb_track_metrics* out, double* body_err)
         }
     }
     out->mpjpe = n ? out->mpjpe / n : 0.0;
+    out->mpjpe_root = n ? out->mpjpe_root / n : 0.0;
     int na = 0;
     for (int b = 1; b < m->nbody; b++) {
         const int qa = m->q_adr[b];

@@ -130,6 +130,10 @@ static inline fb_xf fb_xf_mul(fb_xf X2, fb_xf X1) {
 static inline fb_xf fb_xf_inv(fb_xf X) {
     return (fb_xf){fb_m3_transpose(X.E), fb_v3_neg(fb_m3_mv(X.E, X.r))};
 }
+/* The point with coordinates p in A, in B coordinates: E (p - r). */
+static inline fb_v3 fb_xf_point(fb_xf X, fb_v3 p) {
+    return fb_m3_mv(X.E, fb_v3_sub(p, X.r));
+}
 /* The point with coordinates p in B, in A coordinates: r + E^T p. */
 static inline fb_v3 fb_xf_inv_point(fb_xf X, fb_v3 p) {
     return fb_v3_add(X.r, fb_m3_tr_mv(X.E, p));

@@ -45,6 +45,8 @@ fb_world_opts fb_default_world_opts(void) {
         .contact_margin = 1e-3,
         .limit_margin = 0.5 * FB_PI / 180.0,
         .erp = 0.2,
+        .max_push_speed = 0.5,
+        .max_limit_speed = 1.0,
         .pen_tol = 1e-3,
         .limit_tol = 0.25 * FB_PI / 180.0,
         .max_halvings = 8,
@@ -85,6 +87,10 @@ static fb_status check_opts(const fb_world_opts* o, fb_error* err) {
         !positive(o->limit_tol) || !(o->erp >= 0.0 && o->erp <= 1.0)) {
         return fb_fail(err, FB_EINVAL, "world options: margins and tolerances: expected >= 0, "
                        "tolerances > 0, erp in [0, 1]");
+    }
+    if (!positive(o->max_push_speed) || !positive(o->max_limit_speed)) {
+        return fb_fail(err, FB_EINVAL, "world options: max_push_speed, max_limit_speed: expected "
+                       "> 0, found %g, %g", o->max_push_speed, o->max_limit_speed);
     }
     if (o->max_halvings < 0 || o->max_halvings > 30 || !(o->impact_speed >= 0.0) ||
         !(o->bounce_speed >= 0.0) || !positive(o->max_speed)) {
@@ -388,6 +394,11 @@ void fb_world_set_time(fb_world* w, double t) {
 const fb_contact* fb_world_contacts(const fb_world* w, int* n) {
     *n = w->ncon_last;
     return w->con_last;
+}
+
+const fb_contact* fb_world_contacts_current(const fb_world* w, int* n) {
+    *n = w->ncon;
+    return w->con;
 }
 
 double fb_world_contact_force(const fb_world* w, int k) {
@@ -902,12 +913,18 @@ static fb_status substep(fb_world* w, double h, fb_error* err) {
     }
 
     /* Baumgarte targets for unilateral rows; friction rows aim to stop the slip within the
-     * substep (they saturate at mu N while sliding) */
+     * substep (they saturate at mu N while sliding). The critically damped spring
+     * omega^2 d - 2 omega v pushes out at up to omega d / 2: past the depth that gives
+     * max_push_speed (max_limit_speed for limits) it sees only that depth, so a deep overlap
+     * (a joint driven far past its stop) is undone at that speed rather than flung out. */
     const double omega = w->o.erp / h;
+    const double push_depth = 2.0 * w->o.max_push_speed / omega;
+    const double limit_depth = 2.0 * w->o.max_limit_speed / omega;
     for (int r = 0; r < cs->nrow; r++) {
         fb_row* row = &cs->row[r];
         if (!isnan(w->depth[r])) {
-            row->target = omega * omega * w->depth[r] - 2.0 * omega * w->vrow[r];
+            const double cap = row->type == FB_ROW_JOINT ? limit_depth : push_depth;
+            row->target = omega * omega * fmin(w->depth[r], cap) - 2.0 * omega * w->vrow[r];
         } else if (row->friction_of >= 0) {
             row->target = -w->vrow[r] / h;
         }

@@ -1,0 +1,60 @@
+/* The balance planner of a tracker with a free or assisted root: which accelerations the
+ * joints should ask for so that the root's wanted motion is produced through the contacts.
+ * Internal to the library (the tracker owns one); see balance.c and docs/CONTROL.md. */
+#ifndef FB_CONTROL_BALANCE_H
+#define FB_CONTROL_BALANCE_H
+
+#include <stdbool.h>
+
+#include "featherbone/collision.h"
+#include "featherbone/control.h"
+#include "featherbone/model.h"
+#include "featherbone/data.h"
+
+/* Bodies in contact it plans for (and FB_BALANCE_MAX_POINTS support points, the first ones in
+ * the world's contact order). */
+#define FB_BAL_MAX_BODIES 8
+
+typedef struct fb_balance fb_balance;
+
+fb_balance* fb_balance_create(const fb_model* m, const fb_allocator* a);
+void fb_balance_destroy(fb_balance* b);
+
+/* What one plan found (for the tracker's report and the viewer). */
+typedef struct fb_balance_plan {
+    fb_balance_info info; /* support points, centre of mass, help (world) */
+    double root_want[6];  /* the root acceleration asked for ([w; v], root coordinates) */
+    double root_acc[6];   /* the one the contacts can give (free), or root_want (assisted) */
+    double help[6];       /* assisted: the wrench the contacts cannot give ([n; f], root
+                             coordinates); zero when free */
+    double wrench_err;    /* free: |S^1/2 (planned - wanted root wrench)| */
+} fb_balance_plan;
+
+/* When com is not NULL, the linear part of the root's wanted acceleration is replaced by the
+ * one that gives the whole body's centre of mass the acceleration of com's PD: the root then
+ * turns as want says and moves so that the centre of mass follows the clip's. Its target is
+ * the clip's centre of mass, moved over the support (the convex hull of the support points,
+ * BAL_SUPPORT_MARGIN inside) when it is not: a character whose masses differ from the
+ * captured person's cannot stand where the person's centre of mass stood.
+ *
+ * Plans the joints' accelerations for the state d (the world's data of the character:
+ * positions and velocities current) with ground contacts con[0..ncon) of articulation art
+ * (others are skipped), from the accelerations `want` (nv) the tracking asks for (the root's
+ * six included, [w; v] in root coordinates as qdd): the bodies in contact are held in place by
+ * the joints between them and the root, and the root's acceleration is the one nearest
+ * want's that the contacts can produce within their friction cones (free), or exactly want's
+ * with the rest of the wrench as help (assisted). Writes the dof targets into target (nv; the
+ * root's six are the root acceleration planned) and the plan into *out. Allocation-free. */
+/* The centre of mass the planner steers: the clip's (world), and the gains of the PD that
+ * pulls the character's toward it. */
+typedef struct fb_balance_com {
+    fb_v3 c, v, a; /* position (m), velocity (m/s), acceleration (m/s^2) */
+    double kp, kd; /* 1/s^2, 1/s */
+} fb_balance_com;
+
+void fb_balance_run(fb_balance* b, const fb_model* m, const fb_data* d, const fb_contact* con,
+                    int ncon, int art, double mu, const double* want,
+                    const fb_balance_com* com, bool assisted, double* target,
+                    fb_balance_plan* out);
+
+#endif /* FB_CONTROL_BALANCE_H */

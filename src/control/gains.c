@@ -44,17 +44,17 @@ typedef struct strength_row {
     double nm_per_kg;
 } strength_row;
 static const strength_row STRENGTH[] = {
-    {"hipjoint", 1.6}, /* CMU's pelvis bones: the trunk's */
+    {"hipjoint", 2.8}, /* CMU's pelvis bones: each carries a whole leg, as the hip does */
     {"toe", 0.12},     {"ankle", 1.7}, {"foot", 1.7},   {"knee", 2.8},  {"shin", 2.8},
     {"=leftleg", 2.8}, {"=rightleg", 2.8},              {"upleg", 2.8}, {"thigh", 2.8},
     {"hip", 2.8},      {"neck", 0.5},  {"head", 0.5},   {"finger", 0.1}, {"thumb", 0.1},
     {"wrist", 0.28},   {"hand", 0.28}, {"elbow", 0.77}, {"forearm", 0.77},
     {"collar", 0.97},  {"clavicle", 0.97},              {"shoulder", 0.97}, {"arm", 0.97},
-    {"back", 1.6},     {"spine", 1.6}, {"chest", 1.6},  {"=ab", 1.6},   {"torso", 1.6},
-    {"pelvis", 1.6},
+    {"back", 2.4},     {"spine", 2.4}, {"chest", 2.4},  {"=ab", 2.4},   {"torso", 2.4},
+    {"pelvis", 2.4},
 };
 /* N m per kg for a joint no pattern matches: the trunk's. */
-#define STRENGTH_DEFAULT 1.6
+#define STRENGTH_DEFAULT 2.4
 
 /* Whether `pattern` matches `name` as the character rules match: a case-insensitive
  * substring, or with a leading '=' the whole name. */

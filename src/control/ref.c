@@ -14,6 +14,7 @@
 #include "featherbone/control.h"
 #include "featherbone/dynamics.h"
 #include "control/ref_internal.h"
+#include "model/limit.h"
 #include "util/error.h"
 
 /* Largest output rate accepted. */
@@ -160,6 +161,14 @@ static fb_ref* ref_create(const fb_model* m, int nsample, double sample_dt, cons
                           ai)) {
             fb_fail(err, FB_ENUMERIC, "reference: the fit at frame %ld is singular", i);
             goto fail;
+        }
+    }
+    /* a fit near a stop overshoots it (131_03's right knee 1.4 deg past straight): the
+     * reference is kept inside the joints' ranges, where the character can follow it */
+    for (long i = 0; i < nf; i++) {
+        double* qi = r->q + (size_t)i * (size_t)m->nq;
+        for (int b = 1; b < m->nbody; b++) {
+            fb_limit_project(&m->limit[b], m->jtype[b], qi + m->q_adr[b]);
         }
     }
     if (!o.keep_glitches) {

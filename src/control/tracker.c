@@ -495,8 +495,17 @@ static fb_status add_rows(fb_tracker* tr, fb_csys* cs, fb_error* err) {
 
 static fb_status hook(void* user, fb_world* w, fb_hook_phase phase, double t, double h,
                       fb_csys* cs, fb_error* err) {
-    (void)w;
     fb_tracker* tr = user;
+    if (fb_world_asleep(w, tr->art)) {
+        /* a fallen body at rest (fb_world_set_sleep below): nothing to drive, no rows */
+        if (phase == FB_HOOK_FORCES) {
+            tr->t = t - tr->t0;
+            tr->nrow = 0;
+            tr->plan.info.active = false;
+            memset(tr->tau, 0, (size_t)tr->m->nv * sizeof(double));
+        }
+        return FB_OK;
+    }
     if (phase == FB_HOOK_FORCES) {
         tr->t = t - tr->t0;
         fb_ref_at(tr->m, tr->ref, tr->t, tr->qd, tr->vd, tr->ad, tr->psi, tr->tmp);
@@ -506,6 +515,9 @@ static fb_status hook(void* user, fb_world* w, fb_hook_phase phase, double t, do
         tr->balanced = false;
         tr->plan.info.active = false;
         if (tr->fall.cause != FB_FALL_NONE) {
+            /* once still, the world may leave the fallen body out of its steps until a ball
+             * touches it */
+            (void)fb_world_set_sleep(w, tr->art, true, NULL);
             fallen_torques(tr, h);
         } else {
             root_wrench(tr);
@@ -554,6 +566,7 @@ void fb_tracker_reset(fb_tracker* tr) {
     tr->nrow = 0;
     memset(&tr->tot, 0, sizeof tr->tot);
     tr->fall = (fb_fall){.cause = FB_FALL_NONE};
+    (void)fb_world_set_sleep(tr->w, tr->art, false, NULL);
 }
 
 fb_tracker* fb_tracker_create(fb_world* w, int art, const fb_ref* ref, const fb_gains* g,

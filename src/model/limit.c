@@ -108,3 +108,45 @@ double fb_limit_twist(fb_v3 a, fb_quat q, fb_v3* T) {
     }
     return fb_quat_twist(q, a);
 }
+
+/* Iterations of fb_limit_project: each a first-order step back to the boundary, whose error
+ * is second order in the overshoot; a few degrees past a stop is gone to rounding in four. */
+#define PROJECT_ITER 8
+
+void fb_limit_project(const fb_joint_limit* L, fb_joint_type type, double* q) {
+    if (!L->on) {
+        return;
+    }
+    if (type == FB_JOINT_REVOLUTE || type == FB_JOINT_PRISMATIC) {
+        q[0] = fmin(L->hi, fmax(L->lo, q[0]));
+        return;
+    }
+    if (type != FB_JOINT_SPHERICAL) {
+        return;
+    }
+    /* alternate steps on the swing and the twist: q <- q exp(-depth n) moves the swing back by
+     * depth to first order (depth' = n . w, w in child coordinates), q <- q exp(dt T / |T|^2)
+     * the twist by dt */
+    fb_quat r = fb_quat_load(q);
+    for (int it = 0; it < PROJECT_ITER; it++) {
+        bool moved = false;
+        fb_v3 n;
+        double depth;
+        if (fb_limit_swing(L, r, &n, &depth) && depth > 0.0) {
+            r = fb_quat_normalize(fb_quat_mul(r, fb_quat_exp(fb_v3_scale(n, -depth))));
+            moved = true;
+        }
+        fb_v3 T;
+        const double tw = fb_limit_twist(L->twist_axis, r, &T);
+        const double want = fmin(L->hi, fmax(L->lo, tw));
+        const double t2 = fb_v3_dot(T, T);
+        if (want != tw && t2 > 0.0) {
+            r = fb_quat_normalize(fb_quat_mul(r, fb_quat_exp(fb_v3_scale(T, (want - tw) / t2))));
+            moved = true;
+        }
+        if (!moved) {
+            break;
+        }
+    }
+    fb_quat_store(q, r);
+}

@@ -38,4 +38,9 @@ bool fb_limit_swing(const fb_joint_limit* L, fb_quat q, fb_v3* n, double* depth)
  * where the twist is undefined (c = p = 0: a half-turn swing). */
 double fb_limit_twist(fb_v3 a, fb_quat q, fb_v3* T);
 
+/* Moves the joint coordinates q (the joint's jnq) of a joint of the given type into its range
+ * L: a hinge or slider clamped, a spherical joint's rotation turned back onto the swing range
+ * and the twist range (first-order steps, repeated to rounding). Nothing when L is off. */
+void fb_limit_project(const fb_joint_limit* L, fb_joint_type type, double* q);
+
 #endif /* FB_MODEL_LIMIT_H */

@@ -805,12 +805,15 @@ static void clear_step_impulses(fb_world* w) {
 /* Impulses for rows that approach [Kokkevis §5]: unilateral rows aim at -e v (0 below the
  * bounce speed), friction rows at no slip; the caller's rows take no impulse. Returns whether
  * an impact was resolved (velocities changed). */
-static bool impacts(fb_world* w) {
+static bool impacts(fb_world* w, double h) {
     fb_csys* cs = w->cs;
     fb_csys_row_velocity(cs, w->vrow);
     bool any = false;
     for (int r = 0; r < cs->nrow; r++) {
-        any = any || (!isnan(w->depth[r]) && w->vrow[r] < -w->o.impact_speed);
+        /* a row still apart by a gap (depth < 0, within the margin) is hit only if it would
+         * close the gap within the substep: slower, it closes it by itself */
+        const double gap = isnan(w->depth[r]) ? 0.0 : fmax(0.0, -w->depth[r]);
+        any = any || (!isnan(w->depth[r]) && w->vrow[r] < -w->o.impact_speed - gap / h);
     }
     if (!any) {
         return false;
@@ -899,7 +902,7 @@ static fb_status substep(fb_world* w, double h, fb_error* err) {
     t0 = now_s();
     w->st.t_build += t0 - t1;
 
-    if (impacts(w)) {
+    if (impacts(w, h)) {
         t1 = now_s();
         w->st.t_solve += t1 - t0;
         run_aba_velocities(w);
@@ -922,7 +925,12 @@ static fb_status substep(fb_world* w, double h, fb_error* err) {
     const double limit_depth = 2.0 * w->o.max_limit_speed / omega;
     for (int r = 0; r < cs->nrow; r++) {
         fb_row* row = &cs->row[r];
-        if (!isnan(w->depth[r])) {
+        if (!isnan(w->depth[r]) && w->depth[r] < 0.0) {
+            /* still apart: only what would close the gap within the substep is held back
+             * (position after the substep gap + h (v + h a) >= 0); Baumgarte's damping term
+             * would brake an approach a margin early */
+            row->target = (w->depth[r] - h * w->vrow[r]) / (h * h);
+        } else if (!isnan(w->depth[r])) {
             const double cap = row->type == FB_ROW_JOINT ? limit_depth : push_depth;
             row->target = omega * omega * fmin(w->depth[r], cap) - 2.0 * omega * w->vrow[r];
         } else if (row->friction_of >= 0) {

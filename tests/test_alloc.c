@@ -309,7 +309,7 @@ START_TEST(sleeping_and_waking_do_not_allocate) {
     g_heap_calls = 0;
     g_counting = 1;
     int failed = 0;
-    for (int k = 0; k < 4 * 240 && !fb_world_asleep(w, 0); k++) {
+    for (int k = 0; k < 6 * 240 && !fb_world_asleep(w, 0); k++) {
         failed += fb_world_step(w, NULL) != FB_OK;
     }
     const bool slept = fb_world_asleep(w, 0);

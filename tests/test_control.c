@@ -647,6 +647,14 @@ static track_result track(const clip_case* c, int first, int last, double rate,
     ck_assert_msg(w != NULL, "%s", err.msg);
     fb_tracker* tr = fb_tracker_create(w, 0, r, &g, c->ch->joint_of_body, &err);
     ck_assert_msg(tr != NULL, "%s", err.msg);
+    /* a root that is not carried is driven toward the clip with its feet on the ground, as
+     * `simulate` does (docs/CONTROL.md) */
+    fb_ref* grounded = NULL;
+    if (root != FB_ROOT_KINEMATIC) {
+        grounded = fb_ref_grounded(m, r, NULL, &err);
+        ck_assert_msg(grounded != NULL, "%s", err.msg);
+        ck_assert_int_eq(fb_tracker_set_control(tr, grounded, &err), FB_OK);
+    }
     track_result res = {.finite = true};
     const double until = psi_only > 0.0 ? psi_only : 1e9;
     const fb_data* d = fb_world_data(w, 0);
@@ -682,8 +690,11 @@ static track_result track(const clip_case* c, int first, int last, double rate,
         }
         res.ref_depth = fmax(res.ref_depth, depth);
         const int f = (int)round(mt.time / r->dt);
+        /* the root's height against the reference it is driven toward (the grounded one
+         * lowers the clip's root to put the feet on the ground) */
+        const fb_ref* rc = grounded ? grounded : r;
         res.root_dy_max = fmax(res.root_dy_max,
-                               fabs(d->q[1] - r->q[(size_t)f * (size_t)r->nq + 1]));
+                               fabs(d->q[1] - rc->q[(size_t)f * (size_t)rc->nq + 1]));
         res.steps++;
     }
     res.mpjpe_mean /= res.steps > 0 ? res.steps : 1;
@@ -693,6 +704,7 @@ static track_result track(const clip_case* c, int first, int last, double rate,
     res.assist = fb_tracker_totals(tr);
     fb_tracker_destroy(tr);
     fb_world_destroy(w);
+    fb_ref_destroy(grounded);
     fb_ref_destroy(r);
     return res;
 }

@@ -340,6 +340,13 @@ FB_API fb_tracker* fb_tracker_create(fb_world* w, int art, const fb_ref* ref,
                                      fb_error* err);
 FB_API void fb_tracker_destroy(fb_tracker* tr);
 
+/* Drives the character toward `ctl` instead of the reference the tracker was made with, which
+ * the metrics keep comparing with: for a free or assisted root, a reference on which its feet
+ * can stand (fb_ref_grounded). Same model, rate and frames; borrowed (it must outlive the
+ * tracker); NULL goes back to the tracker's own. Restarts the clip (fb_tracker_reset).
+ * FB_EINVAL when it does not match. */
+FB_API fb_status fb_tracker_set_control(fb_tracker* tr, const fb_ref* ctl, fb_error* err);
+
 /* Puts the character back at the clip's first frame and restarts the clip at the world's
  * current time. */
 FB_API void fb_tracker_reset(fb_tracker* tr);
@@ -394,11 +401,11 @@ typedef struct fb_fall {
 /* Whether and how the character fell. */
 FB_API fb_fall fb_tracker_fall(const fb_tracker* tr);
 
-/* What the balance planner of a free or assisted root (accel controller) saw and decided in
+/* What the balance planner of a free root (accel controller) saw and decided in
  * the last substep, for reports and the viewer (docs/CONTROL.md). */
 #define FB_BALANCE_MAX_POINTS 24
 typedef struct fb_balance_info {
-    bool active;          /* the planner ran (free or assisted root, accel, not fallen) */
+    bool active;          /* the planner ran (free root, accel, not fallen) */
     fb_v3 com;            /* world: the whole body's centre of mass */
     fb_v3 com_target;     /* world: where the planner steered it (the clip's, moved over the
                              support when it was not) */
@@ -408,8 +415,6 @@ typedef struct fb_balance_info {
     int npoint;           /* support points: the ground contacts the planner used */
     fb_v3 point[FB_BALANCE_MAX_POINTS]; /* world */
     double force[FB_BALANCE_MAX_POINTS]; /* N: the normal force planned at each */
-    fb_v3 help_force;     /* N, world: the assisted root's help (zero when free) */
-    fb_v3 help_torque;    /* N m, world, about the root's origin */
 } fb_balance_info;
 
 /* The planner's last substep (active false with a kinematic root, the pd controller, or after

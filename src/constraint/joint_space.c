@@ -5,9 +5,6 @@
  * [Judice–Pires]). The method is described at the head of its section below; the LCP is
  * [Kokkevis §6]'s. */
 #include <math.h>
-#ifdef FB_JS_DEBUG
-#include <stdio.h>
-#endif
 #include <string.h>
 
 #include "featherbone/constraint.h"
@@ -886,8 +883,5 @@ bool fb_js_solve(fb_csys* cs, const lcp_rhs* q, int a, bool ties) {
     /* a solution that misses its own conditions by more than rounding can explain (pivoting
      * on a nearly singular set, a cycle the stall count missed) is not used: the caller
      * falls back to another method */
-#ifdef FB_JS_DEBUG
-    if (!(worst <= JS_ACCEPT * (x.tol_w / JS_TOL))) fprintf(stderr, "JSREJECT ties=%d ratio %.3g\n", (int)ties, worst / (x.tol_w / JS_TOL));
-#endif
     return worst <= JS_ACCEPT * (x.tol_w / JS_TOL);
 }

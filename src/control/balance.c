@@ -1,5 +1,5 @@
-/* The balance planner: the joint accelerations that make a character with a free (or
- * assisted) root move its root as the tracking wants, through its contacts with the ground.
+/* The balance planner: the joint accelerations that make a character with a free root move
+ * its root as the tracking wants, through its contacts with the ground.
  *
  * Cline's tracking [Cline §5.1] holds the root on the clip's path; with the root free the
  * joints' own tracking rows [Kokkevis eq. 22] leave the root to whatever the contacts do, and
@@ -18,10 +18,10 @@
  *  3. The contacts can supply W = G lambda, lambda >= 0 on the edges of each support point's
  *     friction pyramid. The distribution nearest the wrench of the wanted root acceleration,
  *     W* = W0 + H a_r*, is found by non-negative least squares (fb_nnls6).
- *  4. Free root: a_r = H^-1 (G lambda - W0), the root acceleration the contacts can give, and
- *     the stance dofs' targets follow. Assisted root: a_r = a_r*, and W* - G lambda, the part
- *     the contacts cannot give, is the help (the residual force of the tracking literature,
- *     now only what is missing). */
+ *  4. a_r = H^-1 (G lambda - W0), the root acceleration the contacts can give, and the
+ *     stance dofs' targets follow.
+ *  5. The stance dofs' torques that make that motion with those contact forces (inverse
+ *     dynamics). */
 #include "control/balance.h"
 
 #include <math.h>
@@ -75,7 +75,13 @@ struct fb_balance {
     int* sidx;      /* (nv) the stance dofs */
     bool* stance;   /* (nv) */
     double* qdd0;   /* (nv) */
+    bool* bearing;  /* (nbody) whose contacts may carry the planned forces (fb_balance_bear) */
+    fb_v3 com_off;  /* the centre of mass target's offset from the clip's (filtered) */
     double G[6 * BAL_EDGES * FB_BALANCE_MAX_POINTS];
+    int pbody[FB_BALANCE_MAX_POINTS];   /* each support point's body ... */
+    fb_v3 plocal[FB_BALANCE_MAX_POINTS]; /* ... and where on it (body coordinates) */
+    fb_v3 pdir[BAL_EDGES * FB_BALANCE_MAX_POINTS]; /* the pyramid edges (world) */
+    double* Jp;     /* (3 x nv) one point Jacobian */
     double lam[BAL_EDGES * FB_BALANCE_MAX_POINTS];
     bool passive[BAL_EDGES * FB_BALANCE_MAX_POINTS];
 };
@@ -87,6 +93,7 @@ void fb_balance_destroy(fb_balance* b) {
     const fb_allocator a = b->alloc;
     fb_data_destroy(b->d);
     fb_free(&a, b->C);
+    fb_free(&a, b->bearing);
     fb_free(&a, b);
 }
 
@@ -100,7 +107,8 @@ fb_balance* fb_balance_create(const fb_model* m, const fb_allocator* alloc) {
     b->alloc = a;
     b->nv = m->nv;
     const size_t nv = (size_t)m->nv, nr = 6 * FB_BAL_MAX_BODIES;
-    const size_t ndouble = nv + 6 * nv + nr * nv + nr * 6 + nr + nr * nr + nr + nv + 6 * nv + nv;
+    const size_t ndouble =
+        nv + 6 * nv + nr * nv + nr * 6 + nr + nr * nr + nr + nv + 6 * nv + nv + 3 * nv;
     b->C = fb_alloc(&a, ndouble * sizeof(double) + 2 * nv * sizeof(int));
     b->d = fb_data_create(m, &a, NULL);
     if (!b->C || !b->d) {
@@ -116,8 +124,17 @@ fb_balance* fb_balance_create(const fb_model* m, const fb_allocator* alloc) {
     b->P = b->y + nr;
     b->Q = b->P + nv;
     b->qdd0 = b->Q + 6 * nv;
-    b->sidx = (int*)(b->qdd0 + nv);
+    b->Jp = b->qdd0 + nv;
+    b->sidx = (int*)(b->Jp + 3 * nv);
     b->stance = (bool*)(b->sidx + nv);
+    b->bearing = fb_alloc(&a, (size_t)m->nbody * sizeof(bool));
+    if (!b->bearing) {
+        fb_balance_destroy(b);
+        return NULL;
+    }
+    for (int i = 0; i < m->nbody; i++) {
+        b->bearing[i] = true;
+    }
     return b;
 }
 
@@ -128,6 +145,10 @@ static void tangents(fb_v3 n, fb_v3* t1, fb_v3* t2) {
     *t1 = fb_v3_scale(c, 1.0 / fb_v3_norm(c));
     *t2 = fb_v3_cross(n, *t1);
 }
+
+/* s: the time constant with which the centre of mass target's offset from the clip's follows
+ * the support polygon */
+#define BAL_OFFSET_TIME 1.0
 
 /* m: the centre of mass is kept this far inside the support polygon */
 #define BAL_SUPPORT_MARGIN 0.02
@@ -245,8 +266,8 @@ static fb_v3 over_support(fb_v3 p, fb_v3 c, fb_balance_info* info, fb_v3 gravity
 
 /* The bodies of art touching the ground among con (at most FB_BAL_MAX_BODIES) and their
  * points (world, at most FB_BALANCE_MAX_POINTS); returns the body count. */
-static int support(const fb_data* d, const fb_contact* con, int ncon, int art, int* body,
-                   fb_balance_plan* out, fb_v3* normal) {
+static int support(fb_balance* b, const fb_data* d, const fb_contact* con, int ncon, int art,
+                   int* body, fb_balance_plan* out, fb_v3* normal) {
     int nb = 0;
     out->info.npoint = 0;
     for (int k = 0; k < ncon; k++) {
@@ -264,7 +285,9 @@ static int support(const fb_data* d, const fb_contact* con, int ncon, int art, i
             }
             body[nb++] = c->body_a;
         }
-        if (out->info.npoint < FB_BALANCE_MAX_POINTS) {
+        if (b->bearing[c->body_a] && out->info.npoint < FB_BALANCE_MAX_POINTS) {
+            b->pbody[out->info.npoint] = c->body_a;
+            b->plocal[out->info.npoint] = c->p_a;
             out->info.point[out->info.npoint] = fb_xf_inv_point(d->X_0[c->body_a], c->p_a);
             normal[out->info.npoint++] = c->n;
         }
@@ -274,13 +297,16 @@ static int support(const fb_data* d, const fb_contact* con, int ncon, int art, i
 
 void fb_balance_run(fb_balance* b, const fb_model* m, const fb_data* dw, const fb_contact* con,
                     int ncon, int art, double mu, const double* want,
-                    const fb_balance_com* com, bool assisted, double* target,
+                    const fb_balance_com* com, double* target, double* tau,
                     fb_balance_plan* out) {
     const int nv = m->nv;
     fb_data* d = b->d;
     memcpy(d->q, dw->q, (size_t)m->nq * sizeof(double));
     memcpy(d->qd, dw->qd, (size_t)nv * sizeof(double));
     memcpy(target, want, (size_t)nv * sizeof(double));
+    for (int k = 0; k < nv; k++) {
+        tau[k] = NAN;
+    }
     memset(out, 0, sizeof *out);
     out->info.active = true;
     out->info.margin = NAN;
@@ -289,7 +315,7 @@ void fb_balance_run(fb_balance* b, const fb_model* m, const fb_data* dw, const f
     fb_bias(m, d, b->C);
     int body[FB_BAL_MAX_BODIES];
     fb_v3 normal[FB_BALANCE_MAX_POINTS];
-    const int nb = support(d, con, ncon, art, body, out, normal);
+    const int nb = support(b, d, con, ncon, art, body, out, normal);
 
     /* 1. the stance dofs: those of the joints between each held body and the root */
     memset(b->stance, 0, (size_t)nv * sizeof(bool));
@@ -412,7 +438,13 @@ void fb_balance_run(fb_balance* b, const fb_model* m, const fb_data* dw, const f
         }
         const fb_v3 cnow = fb_com(m, d);
         const fb_v3 cd = fb_v3_scale(fb_momentum(m, d).f, 1.0 / mass);
-        const fb_v3 ct = over_support(com->c, cnow, &out->info, m->opt.gravity);
+        /* the clip's centre of mass, moved over the support by an offset that follows where
+         * the support wants it slowly: moving the centre of mass first moves the centre of
+         * pressure the other way, which at the polygon's edge it cannot */
+        const fb_v3 raw = fb_v3_sub(over_support(com->c, cnow, &out->info, m->opt.gravity), com->c);
+        const double k = com->h >= BAL_OFFSET_TIME ? 1.0 : com->h / BAL_OFFSET_TIME;
+        b->com_off = fb_v3_add(b->com_off, fb_v3_scale(fb_v3_sub(raw, b->com_off), k));
+        const fb_v3 ct = fb_v3_add(com->c, b->com_off);
         out->info.com = cnow;
         out->info.com_target = ct;
         const fb_v3 acc = fb_v3_add(com->a, fb_v3_add(fb_v3_scale(fb_v3_sub(ct, cnow), com->kp),
@@ -459,6 +491,7 @@ void fb_balance_run(fb_balance* b, const fb_model* m, const fb_data* dw, const f
             fb_v3_add(normal[p], fb_v3_scale(t1, mu)), fb_v3_sub(normal[p], fb_v3_scale(t1, mu)),
             fb_v3_add(normal[p], fb_v3_scale(t2, mu)), fb_v3_sub(normal[p], fb_v3_scale(t2, mu))};
         for (int e = 0; e < BAL_EDGES; e++) {
+            b->pdir[BAL_EDGES * p + e] = dir[e];
             const fb_v3 moment = fb_v3_cross(out->info.point[p], dir[e]);
             double* g = b->G + 6 * (BAL_EDGES * p + e);
             for (int k = 0; k < 6; k++) {
@@ -493,24 +526,17 @@ void fb_balance_run(fb_balance* b, const fb_model* m, const fb_data* dw, const f
 
     /* 4. the root acceleration and the stance dofs' targets */
     double ar[6];
-    if (assisted) {
-        for (int r = 0; r < 6; r++) {
-            ar[r] = ar_want[r];
-            out->help[r] = Wwant[r] - Wc[r];
-        }
-        const fb_m3 E = d->X_0[1].E; /* world -> root */
-        out->info.help_torque = fb_m3_tr_mv(E, fb_v3_make(out->help[0], out->help[1], out->help[2]));
-        out->info.help_force = fb_m3_tr_mv(E, fb_v3_make(out->help[3], out->help[4], out->help[5]));
-    } else {
-        int piv[6];
-        for (int r = 0; r < 6; r++) {
-            ar[r] = Wc[r] - W0[r];
-        }
-        if (!ok || !fb_lu_factor(H, 6, piv)) {
-            return; /* the tracking's targets as they are */
-        }
-        fb_lu_solve(H, 6, piv, ar);
+    int piv[6];
+    for (int r = 0; r < 6; r++) {
+        ar[r] = Wc[r] - W0[r];
     }
+    if (!ok || !fb_lu_factor(H, 6, piv)) {
+        for (int k = 0; k < nv; k++) {
+            tau[k] = NAN; /* the tracking's targets as they are, every dof by its row */
+        }
+        return;
+    }
+    fb_lu_solve(H, 6, piv, ar);
     memcpy(out->root_acc, ar, sizeof ar);
     for (int k = 0; k < 6; k++) {
         target[k] = ar[k];
@@ -523,4 +549,40 @@ void fb_balance_run(fb_balance* b, const fb_model* m, const fb_data* dw, const f
         }
         target[j] = v;
     }
+    /* 5. the stance dofs' torques that make that motion with those contact forces (inverse
+     * dynamics with the contacts [RBDA §5.3: external forces]): tau_s = (M q'' + C)_s - sum_p (J_p,s)^T f_p */
+    for (int k = 0; k < nv; k++) {
+        tau[k] = NAN;
+    }
+    for (int s = 0; s < ns; s++) {
+        const int j = b->sidx[s];
+        const double* Mj = d->M + (size_t)j * (size_t)nv;
+        double v = b->C[j];
+        for (int k = 0; k < nv; k++) {
+            v += Mj[k] * target[k];
+        }
+        tau[j] = v;
+    }
+    for (int p = 0; p < out->info.npoint; p++) {
+        fb_v3 f = fb_v3_zero();
+        for (int e = 0; e < BAL_EDGES; e++) {
+            f = fb_v3_add(f, fb_v3_scale(b->pdir[BAL_EDGES * p + e], b->lam[BAL_EDGES * p + e]));
+        }
+        if (f.x == 0.0 && f.y == 0.0 && f.z == 0.0) {
+            continue;
+        }
+        fb_jac_point(m, d, b->pbody[p], b->plocal[p], b->Jp);
+        for (int s = 0; s < ns; s++) {
+            const int j = b->sidx[s];
+            tau[j] -= b->Jp[j] * f.x + b->Jp[nv + j] * f.y + b->Jp[2 * nv + j] * f.z;
+        }
+    }
+}
+
+void fb_balance_bear(fb_balance* b, int body, bool bearing) {
+    b->bearing[body] = bearing;
+}
+
+void fb_balance_reset(fb_balance* b) {
+    b->com_off = fb_v3_zero();
 }

@@ -20,17 +20,32 @@ typedef struct fb_balance fb_balance;
 fb_balance* fb_balance_create(const fb_model* m, const fb_allocator* a);
 void fb_balance_destroy(fb_balance* b);
 
+/* Whether the contacts of `body` may carry the planned forces (default: every body's). A
+ * toe touching the ground is held in place like the other bodies in contact, but the weight
+ * is planned on the foot: a toe hinge's strength (a few N m) cannot hold the body's weight at
+ * its tip, so a centre of pressure there is not one the character can keep. */
+void fb_balance_bear(fb_balance* b, int body, bool bearing);
+
 /* What one plan found (for the tracker's report and the viewer). */
 typedef struct fb_balance_plan {
-    fb_balance_info info; /* support points, centre of mass, help (world) */
+    fb_balance_info info; /* support points, centre of mass (world) */
     double root_want[6];  /* the root acceleration asked for ([w; v], root coordinates) */
-    double root_acc[6];   /* the one the contacts can give (free), or root_want (assisted) */
-    double help[6];       /* assisted: the wrench the contacts cannot give ([n; f], root
-                             coordinates); zero when free */
-    double wrench_err;    /* free: |S^1/2 (planned - wanted root wrench)| */
+    double root_acc[6];   /* the one the contacts can give */
+    double wrench_err;    /* |S^1/2 (planned - wanted root wrench)| */
 } fb_balance_plan;
 
-/* When com is not NULL, the linear part of the root's wanted acceleration is replaced by the
+/* The centre of mass the planner steers: the clip's (world), and the gains of the PD that
+ * pulls the character's toward it. */
+typedef struct fb_balance_com {
+    fb_v3 c, v, a; /* position (m), velocity (m/s), acceleration (m/s^2) */
+    double kp, kd; /* 1/s^2, 1/s */
+    double h;      /* s: the substep */
+} fb_balance_com;
+
+/* Forgets the state kept between substeps (the centre of mass target's offset). */
+void fb_balance_reset(fb_balance* b);
+
+/* The linear part of the root's wanted acceleration is replaced by the
  * one that gives the whole body's centre of mass the acceleration of com's PD: the root then
  * turns as want says and moves so that the centre of mass follows the clip's. Its target is
  * the clip's centre of mass, moved over the support (the convex hull of the support points,
@@ -42,19 +57,13 @@ typedef struct fb_balance_plan {
  * (others are skipped), from the accelerations `want` (nv) the tracking asks for (the root's
  * six included, [w; v] in root coordinates as qdd): the bodies in contact are held in place by
  * the joints between them and the root, and the root's acceleration is the one nearest
- * want's that the contacts can produce within their friction cones (free), or exactly want's
- * with the rest of the wrench as help (assisted). Writes the dof targets into target (nv; the
- * root's six are the root acceleration planned) and the plan into *out. Allocation-free. */
-/* The centre of mass the planner steers: the clip's (world), and the gains of the PD that
- * pulls the character's toward it. */
-typedef struct fb_balance_com {
-    fb_v3 c, v, a; /* position (m), velocity (m/s), acceleration (m/s^2) */
-    double kp, kd; /* 1/s^2, 1/s */
-} fb_balance_com;
-
+ * want's that the contacts can produce within their friction cones. Writes the dof targets into target (nv; the
+ * root's six are the root acceleration planned), into tau (nv) the torques of the stance dofs
+ * that make that motion with the planned contact forces (NAN for the other dofs, which keep
+ * their rows), and the plan into *out. Allocation-free. */
 void fb_balance_run(fb_balance* b, const fb_model* m, const fb_data* d, const fb_contact* con,
                     int ncon, int art, double mu, const double* want,
-                    const fb_balance_com* com, bool assisted, double* target,
+                    const fb_balance_com* com, double* target, double* tau,
                     fb_balance_plan* out);
 
 #endif /* FB_CONTROL_BALANCE_H */

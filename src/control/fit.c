@@ -319,3 +319,38 @@ bool fb_fit_frame(const fb_model* m, int ns, double sdt, const double* qs, doubl
     }
     return true;
 }
+
+bool fb_fit_rates_changed(const fb_model* m, const double* q_before, fb_ref* out,
+                          const unsigned char* changed, double* tmp) {
+    const int nf = out->nframe, hw = FIT_REFIT_HALF_WINDOW;
+    const int pairs[1][2] = {{FIT_REFIT_HALF_WINDOW, FIT_REFIT_DEGREE}};
+    int* zeros = (int*)(void*)(tmp + 2 * (size_t)m->nq + 4 * (size_t)m->nv);
+    for (int b = 0; b < m->nbody; b++) {
+        zeros[b] = 0;
+    }
+    double* qf = tmp;
+    double* vg = tmp + 2 * (size_t)m->nq;
+    double* ag = vg + m->nv;
+    double* vo = ag + m->nv;
+    double* ao = vo + m->nv;
+    for (int i = 0; i < nf; i++) {
+        bool near = false;
+        for (int j = i - hw - 1; j <= i + hw + 1 && !near; j++) {
+            near = j >= 0 && j < nf && changed[j];
+        }
+        if (!near) {
+            continue;
+        }
+        if (!fb_fit_frame(m, nf, out->dt, out->q, i, pairs, zeros, qf, vg, ag) ||
+            !fb_fit_frame(m, nf, out->dt, q_before, i, pairs, zeros, qf, vo, ao)) {
+            return false;
+        }
+        double* v = out->v + (size_t)i * (size_t)m->nv;
+        double* a = out->a + (size_t)i * (size_t)m->nv;
+        for (int j = 0; j < m->nv; j++) {
+            v[j] += vg[j] - vo[j];
+            a[j] += ag[j] - ao[j];
+        }
+    }
+    return true;
+}

@@ -42,8 +42,11 @@
 
 /* The fit the rates of the changed frames are taken with: 9 frames of the simulation rate,
  * degree 5 (docs/CONTROL.md). */
-#define GROUND_FIT_HALF_WINDOW 4
-#define GROUND_FIT_DEGREE 5
+/* Passes of the search that lifts a foot its joints' stops turned into the ground back onto it
+ * (each way), and the depth (m) that ends it. */
+#define GROUND_STOP_PASSES 12
+#define GROUND_STOP_SLACK 1e-4
+
 /* m: a shape this far below the ground after grounding is reported */
 #define GROUND_DEPTH_NOTE 1e-6
 
@@ -350,42 +353,29 @@ static fb_status check_opts(const fb_ground_opts* o, fb_error* err) {
     return FB_OK;
 }
 
-/* v and a of the changed frames: the input's, plus the change in the rates the fit at the
- * simulation rate sees (its window of 2 GROUND_FIT_HALF_WINDOW + 1 frames), so that frames
- * whose window holds no changed frame keep theirs bit for bit. */
-static bool recompute_rates(const fb_model* m, const fb_ref* ref, fb_ref* out,
-                            const unsigned char* changed, double* tmp) {
-    const int nf = ref->nframe, hw = GROUND_FIT_HALF_WINDOW;
-    const int pairs[1][2] = {{GROUND_FIT_HALF_WINDOW, GROUND_FIT_DEGREE}};
-    int* zeros = (int*)(void*)(tmp + 2 * (size_t)m->nq + 4 * (size_t)m->nv);
-    for (int b = 0; b < m->nbody; b++) {
-        zeros[b] = 0;
+/* The lowest point of leg p's foot at configuration q (m above the ground). */
+static double foot_low(const fb_model* m, fb_data* d, const leg_plan* p, const double* q) {
+    memcpy(d->q, q, (size_t)m->nq * sizeof(double));
+    fb_kinematics_pos(m, d);
+    return fb_lowest_point(m, d, p->leg.foot, fb_ground_plane());
+}
+
+/* Leg p solved for the foot pose (RT, AT) raised by `up` (m) and clamped into its ranges, the
+ * toe hinge set to `toe` when moved_toe; returns the foot's lowest point. */
+static double lifted(const fb_model* m, fb_data* d, const leg_plan* p, double* q, fb_m3 RT,
+                     fb_v3 AT, double up, bool moved_toe, double toe) {
+    const fb_plane g = fb_ground_plane();
+    (void)fb_leg_solve(m, d, &p->leg, p->side, q, RT, fb_v3_add(AT, fb_v3_scale(g.n, up)));
+    if (moved_toe) {
+        q[m->q_adr[p->leg.toe]] = toe;
     }
-    double* qf = tmp;
-    double* vg = tmp + 2 * (size_t)m->nq;
-    double* ag = vg + m->nv;
-    double* vo = ag + m->nv;
-    double* ao = vo + m->nv;
-    for (int i = 0; i < nf; i++) {
-        bool near = false;
-        for (int j = i - hw - 1; j <= i + hw + 1 && !near; j++) {
-            near = j >= 0 && j < nf && changed[j];
-        }
-        if (!near) {
-            continue;
-        }
-        if (!fb_fit_frame(m, nf, ref->dt, out->q, i, pairs, zeros, qf, vg, ag) ||
-            !fb_fit_frame(m, nf, ref->dt, ref->q, i, pairs, zeros, qf, vo, ao)) {
-            return false;
-        }
-        double* v = out->v + (size_t)i * (size_t)m->nv;
-        double* a = out->a + (size_t)i * (size_t)m->nv;
-        for (int j = 0; j < m->nv; j++) {
-            v[j] += vg[j] - vo[j];
-            a[j] += ag[j] - ao[j];
+    const int joints[4] = {p->leg.hip, p->leg.knee, p->leg.foot, p->leg.toe};
+    for (int j = 0; j < 4; j++) {
+        if (joints[j] >= 0) {
+            (void)fb_leg_clamp(m, joints[j], q + m->q_adr[joints[j]]);
         }
     }
-    return true;
+    return foot_low(m, d, p, q);
 }
 
 fb_ref* fb_ref_grounded(const fb_model* m, const fb_ref* ref, const fb_ground_opts* opts,
@@ -561,8 +551,33 @@ fb_ref* fb_ref_grounded(const fb_model* m, const fb_ref* ref, const fb_ground_op
                 q[m->q_adr[p->leg.toe]] = toe;
             }
             const int joints[4] = {p->leg.hip, p->leg.knee, p->leg.foot, p->leg.toe};
+            int stops = 0;
             for (int j = 0; j < 4; j++) {
-                clamped += joints[j] >= 0 && fb_leg_clamp(m, joints[j], q + m->q_adr[joints[j]]);
+                stops += joints[j] >= 0 && fb_leg_clamp(m, joints[j], q + m->q_adr[joints[j]]);
+            }
+            clamped += stops;
+            /* a joint at its stop left the foot turned from the pose asked and into the
+             * ground: the pose asked is raised by the least height (bisection) that leaves
+             * its lowest point on the ground once solved and clamped again */
+            if (stops > 0 && foot_low(m, d, p, q) < -GROUND_STOP_SLACK) {
+                double bad = 0.0, good = 0.0;
+                for (int it = 0; it < GROUND_STOP_PASSES; it++) {
+                    const double low = lifted(m, d, p, q, RT, AT, good, moved_toe, toe);
+                    if (low >= -GROUND_STOP_SLACK) {
+                        break;
+                    }
+                    bad = good;
+                    good -= low;
+                }
+                for (int it = 0; it < GROUND_STOP_PASSES && good - bad > GROUND_STOP_SLACK; it++) {
+                    const double mid = 0.5 * (bad + good);
+                    if (lifted(m, d, p, q, RT, AT, mid, moved_toe, toe) >= -GROUND_STOP_SLACK) {
+                        good = mid;
+                    } else {
+                        bad = mid;
+                    }
+                }
+                (void)lifted(m, d, p, q, RT, AT, good, moved_toe, toe);
             }
         }
         /* a toe the new foot pose put into the ground is turned out of it */
@@ -615,7 +630,7 @@ fb_ref* fb_ref_grounded(const fb_model* m, const fb_ref* ref, const fb_ground_op
             }
         }
     }
-    if (!recompute_rates(m, ref, out, changed, fit_tmp)) {
+    if (!fb_fit_rates_changed(m, ref->q, out, changed, fit_tmp)) {
         fb_fail(err, FB_ENUMERIC, "grounded reference: a fit window is singular");
         fb_ref_destroy(out);
         fb_data_destroy(d);

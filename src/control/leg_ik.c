@@ -13,9 +13,11 @@
 #include "control/leg_ik.h"
 
 #include <math.h>
+#include <string.h>
 
 #include "featherbone/collision.h"
 #include "featherbone/dynamics.h"
+#include "model/limit.h"
 #include "math/quat.h"
 
 /* Times a leg is swung to keep its thigh and shank out of the ground (each swing takes the
@@ -64,37 +66,15 @@ static void turn_parts(fb_v3 a, fb_v3 x, fb_v3 v, double c[3]) {
     c[2] = fb_v3_dot(v, fb_v3_cross(a, perp));
 }
 
-/* Clamps body b's joint coordinates q (its own, at m->q_adr[b]) into its range; true when it
- * moved them. Ball joints: the twist about the limit's axis into [lo, hi], the swing into the
- * cone (the split q = twist swing of math/quat.h). */
+/* Clamps body b's joint coordinates q (its own, at m->q_adr[b]) into its range (the swing's
+ * ellipse and the twist's bounds of model/limit.h, as the world's limit rows see them); true
+ * when it moved them. */
 bool fb_leg_clamp(const fb_model* m, int b, double* q) {
-    const fb_joint_limit* L = &m->limit[b];
-    if (!L->on) {
-        return false;
-    }
-    if (m->jtype[b] == FB_JOINT_REVOLUTE || m->jtype[b] == FB_JOINT_PRISMATIC) {
-        const double x = q[0] < L->lo ? L->lo : (q[0] > L->hi ? L->hi : q[0]);
-        const bool moved = x != q[0];
-        q[0] = x;
-        return moved;
-    }
-    if (m->jtype[b] != FB_JOINT_SPHERICAL) {
-        return false;
-    }
-    const fb_quat qq = fb_quat_load(q);
-    const double tw = fb_quat_twist(qq, L->twist_axis);
-    const fb_quat swing = fb_quat_mul(fb_quat_conj(fb_quat_from_axis_angle(L->twist_axis, tw)), qq);
-    fb_v3 s = fb_quat_log(swing);
-    const double sn = fb_v3_norm(s);
-    const double tc = tw < L->lo ? L->lo : (tw > L->hi ? L->hi : tw);
-    if (sn <= L->swing && tc == tw) {
-        return false;
-    }
-    if (sn > L->swing) {
-        s = fb_v3_scale(s, L->swing / sn);
-    }
-    fb_quat_store(q, fb_quat_mul(fb_quat_from_axis_angle(L->twist_axis, tc), fb_quat_exp(s)));
-    return true;
+    const int n = m->jtype[b] == FB_JOINT_SPHERICAL ? 4 : 1;
+    double before[4];
+    memcpy(before, q, (size_t)n * sizeof(double));
+    fb_limit_project(&m->limit[b], m->jtype[b], q);
+    return memcmp(before, q, (size_t)n * sizeof(double)) != 0;
 }
 
 /* The knee of leg L at pose q seen from the thigh (kinematics of q current in d): its bend

@@ -76,6 +76,34 @@ void fb_ref_warn_first(fb_ref* r, const char* text) {
 }
 
 /* fb_ref_create; frame0 numbers the first sample in the warnings. */
+/* Moves r's frames into the joints' ranges (fb_limit_project) and refits the rates of the
+ * frames near those moved (fb_fit_rates_changed). False when out of memory or a window is
+ * singular. */
+static bool in_ranges(const fb_model* m, fb_ref* r, const fb_allocator* a) {
+    const size_t nf = (size_t)r->nframe, nq = (size_t)m->nq;
+    double* before = fb_alloc(a, (nf * nq + 2 * nq + 4 * (size_t)m->nv) * sizeof(double) +
+                                     (size_t)m->nbody * sizeof(int) + nf);
+    if (!before) {
+        return false;
+    }
+    double* tmp = before + nf * nq;
+    unsigned char* changed =
+        (unsigned char*)(tmp + 2 * nq + 4 * (size_t)m->nv) + (size_t)m->nbody * sizeof(int);
+    memcpy(before, r->q, nf * nq * sizeof(double));
+    bool any = false;
+    for (size_t i = 0; i < nf; i++) {
+        double* qi = r->q + i * nq;
+        for (int b = 1; b < m->nbody; b++) {
+            fb_limit_project(&m->limit[b], m->jtype[b], qi + m->q_adr[b]);
+        }
+        changed[i] = memcmp(qi, before + i * nq, nq * sizeof(double)) != 0;
+        any = any || changed[i];
+    }
+    const bool ok = !any || fb_fit_rates_changed(m, before, r, changed, tmp);
+    fb_free(a, before);
+    return ok;
+}
+
 static fb_ref* ref_create(const fb_model* m, int nsample, double sample_dt, const double* q,
                           double rate, const fb_fit_opts* opts, const fb_allocator* alloc,
                           int frame0, fb_error* err) {
@@ -164,12 +192,11 @@ static fb_ref* ref_create(const fb_model* m, int nsample, double sample_dt, cons
         }
     }
     /* a fit near a stop overshoots it (131_03's right knee 1.4 deg past straight): the
-     * reference is kept inside the joints' ranges, where the character can follow it */
-    for (long i = 0; i < nf; i++) {
-        double* qi = r->q + (size_t)i * (size_t)m->nq;
-        for (int b = 1; b < m->nbody; b++) {
-            fb_limit_project(&m->limit[b], m->jtype[b], qi + m->q_adr[b]);
-        }
+     * reference is kept inside the joints' ranges, where the character can follow it, and
+     * its rates refitted there (the overshoot's would drive the joint back off the stop) */
+    if (!in_ranges(m, r, &a)) {
+        fb_fail(err, FB_ENOMEM, "reference: out of memory");
+        goto fail;
     }
     if (!o.keep_glitches) {
         fb_ref_place_on_ground(m, r, qs, nsample, d);

@@ -47,6 +47,18 @@ bool fb_fit_choose(const fb_model* m, int ns, const double* qs, const int (*pair
 bool fb_fit_frame(const fb_model* m, int ns, double sdt, const double* qs, double x,
                   const int (*pairs)[2], const int* choice, double* q, double* v, double* a);
 
+/* The fit a changed copy of a reference's frames is refitted with (at the reference's rate). */
+#define FIT_REFIT_HALF_WINDOW 4
+#define FIT_REFIT_DEGREE 5
+
+/* v and a of out's frames near those changed (changed[i] != 0) from q_before (nframe x nq) to
+ * out->q: theirs plus the change in the rates the fit at out's rate sees (its window of
+ * 2 FIT_REFIT_HALF_WINDOW + 1 frames), so that frames whose window holds no changed frame keep
+ * theirs bit for bit. tmp: 2 nq + 4 nv doubles and nbody ints. False when a window is
+ * singular. */
+bool fb_fit_rates_changed(const fb_model* m, const double* q_before, fb_ref* out,
+                          const unsigned char* changed, double* tmp);
+
 /* ---- before the fit (repair.c) -------------------------------------------------------------- */
 
 /* Repairs the capture glitches of the samples qs (ns x nq) in place; counts and warnings into

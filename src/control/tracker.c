@@ -16,9 +16,6 @@
  * torque; free = nothing. */
 #include <math.h>
 #include <string.h>
-#ifdef FB_BAL_DEBUG
-#include <stdio.h>
-#endif
 
 #include "featherbone/control.h"
 #include "featherbone/dynamics.h"
@@ -35,6 +32,10 @@
  * root's. */
 #define KINEMATIC_ROOT_SETTLE 0.05
 
+/* The share of a stance joint's torque limit by which its row may correct the balance plan's
+ * torque (see add_rows). */
+#define BAL_ROW_SHARE 0.2
+
 /* s: the settle time of the centre of mass's PD toward the clip's (balance) */
 #define BAL_COM_SETTLE 0.5
 
@@ -46,7 +47,9 @@ struct fb_tracker {
     int art;
     const fb_model* m;
     fb_data* d; /* the world's data of the character */
-    const fb_ref* ref;
+    const fb_ref* ref; /* what the metrics compare with: the clip */
+    const fb_ref* ctl; /* what the joints are driven toward: ref, or one made from it for a
+                          free or assisted root (fb_tracker_set_control) */
     fb_gains g;
     fb_joint_gains* jg; /* (nbody) resolved */
     double* kp_acc;     /* (nbody) accel controller gains from settle time and damping ratio */
@@ -63,18 +66,19 @@ struct fb_tracker {
     double *K, *D, *bias, *qdd, *A;
     fb_data* dspd;
     int row_start, nrow;
-    int bound;
     double assist_f, assist_n;
     fb_assist_totals tot;
     /* the fall: found by check_fall, then the fallen body is damped toward rest */
     fb_fall fall;
     fb_plane ground;
     double* M_diag; /* (nv) M's diagonal at the clip's first frame: each dof's inertia */
-    /* balance (accel controller, free or assisted root): the rows' targets come from the
+    /* balance (accel controller, free root): the rows' targets come from the
      * planner, which produces the root's wanted motion through the contacts */
     fb_balance* bal;
     double* want;    /* (nv) the tracking's accelerations, root included */
     double* btarget; /* (nv) the planner's */
+    double* btau;    /* (nv) the planner's torques of the stance dofs (NAN: the dof keeps its
+                        row) */
     bool balanced;   /* this substep's rows use btarget */
     fb_balance_plan plan;
     double* com_ref;  /* (3 nframe) the clip's centre of mass at every frame of the reference */
@@ -274,7 +278,6 @@ static void fallen_torques(fb_tracker* tr, double h) {
     memset(tr->tau, 0, (size_t)m->nv * sizeof(double));
     memset(tr->psi, 0, (size_t)m->nv * sizeof(double));
     tr->assist_f = tr->assist_n = 0.0;
-    tr->bound = 0;
     if (tr->g.controller != FB_CTRL_PD) {
         return;
     }
@@ -291,9 +294,7 @@ static void fallen_torques(fb_tracker* tr, double h) {
         }
     }
     for (int j = r0; j < m->nv; j++) {
-        const double want = tr->tau[j];
-        tr->tau[j] = clampd(want, FB_FALL_STRENGTH * tr->jg[m->dof_body[j]].torque_limit);
-        tr->bound += (tr->tau[j] != want);
+        tr->tau[j] = clampd(tr->tau[j], FB_FALL_STRENGTH * tr->jg[m->dof_body[j]].torque_limit);
     }
 }
 
@@ -315,16 +316,13 @@ static void joint_torques(fb_tracker* tr, double h) {
             }
         }
     }
-    tr->bound = 0;
     for (int b = 1; b < m->nbody; b++) {
         if (m->jnv[b] == 0 || (tr->floating_root && b == 1)) {
             continue;
         }
         for (int k = 0; k < m->jnv[b]; k++) {
             const int j = m->v_adr[b] + k;
-            const double want = tr->tau[j];
-            tr->tau[j] = clampd(want, tr->jg[b].torque_limit);
-            tr->bound += (tr->tau[j] != want);
+            tr->tau[j] = clampd(tr->tau[j], tr->jg[b].torque_limit);
         }
     }
 }
@@ -383,10 +381,37 @@ static void wanted(fb_tracker* tr) {
     }
 }
 
+/* The centre of mass of the control reference at every frame (tr->com_ref). */
+static void com_path(fb_tracker* tr) {
+    const fb_model* m = tr->m;
+    for (int f = 0; f < tr->ctl->nframe; f++) {
+        memcpy(tr->dref->q, tr->ctl->q + (size_t)f * (size_t)m->nq, (size_t)m->nq * sizeof(double));
+        fb_kinematics_pos(m, tr->dref);
+        const fb_v3 c = fb_com(m, tr->dref);
+        tr->com_ref[3 * f] = c.x;
+        tr->com_ref[3 * f + 1] = c.y;
+        tr->com_ref[3 * f + 2] = c.z;
+    }
+}
+
+/* What the tracker derives from its control reference: the centre of mass's path, and which
+ * bodies carry the planned weight (the contact plan's toes touch but do not). */
+static void use_control(fb_tracker* tr) {
+    com_path(tr);
+    for (int b = 0; b < tr->m->nbody; b++) {
+        fb_balance_bear(tr->bal, b, true);
+    }
+    for (int c = 0; c < tr->ctl->ncontact; c++) {
+        if (tr->ctl->contact[c].foot >= 0) {
+            fb_balance_bear(tr->bal, tr->ctl->contact[c].body, false);
+        }
+    }
+}
+
 /* The clip's centre of mass at the current time: the nearest frame's, its velocity and
  * acceleration by central differences of the frames around it. */
 static fb_balance_com com_at(const fb_tracker* tr) {
-    const fb_ref* r = tr->ref;
+    const fb_ref* r = tr->ctl;
     int i = (int)lround(tr->t / r->dt);
     i = i < 1 ? 1 : (i > r->nframe - 2 ? r->nframe - 2 : i);
     fb_balance_com c = {.kp = tr->com_kp, .kd = tr->com_kd};
@@ -410,49 +435,30 @@ static fb_balance_com com_at(const fb_tracker* tr) {
     return c;
 }
 
-/* Balance (accel controller, a root that is not kinematic): the planner's targets for the
- * rows; an assisted root's wrench becomes the part of the wanted one the contacts cannot
- * give, within the root's caps. */
-static void plan_balance(fb_tracker* tr) {
+/* Balance (accel controller, free root): the planner's targets for the rows, and the stance
+ * joints' torques. An assisted root keeps its helping wrench (root_wrench): the planner is
+ * for a body that stands on its own. */
+static void plan_balance(fb_tracker* tr, double h) {
     if (!tr->bal || tr->g.controller != FB_CTRL_ACCEL || !tr->floating_root ||
-        tr->g.root.mode == FB_ROOT_KINEMATIC) {
+        tr->g.root.mode != FB_ROOT_FREE) {
         return;
     }
     wanted(tr);
     int ncon = 0;
     const fb_contact* con = fb_world_contacts_current(tr->w, &ncon);
-    const bool assisted = tr->g.root.mode == FB_ROOT_ASSISTED;
-    const fb_balance_com com = com_at(tr);
+    fb_balance_com com = com_at(tr);
+    com.h = h;
     fb_balance_run(tr->bal, tr->m, tr->d, con, ncon, tr->art, fb_world_options(tr->w)->ground_mu,
-                   tr->want, &com, assisted, tr->btarget, &tr->plan);
+                   tr->want, &com, tr->btarget, tr->btau, &tr->plan);
     tr->balanced = true;
-#ifdef FB_BAL_DEBUG
-    {
-        const fb_balance_plan* P = &tr->plan;
-        double ftot = 0;
-        for (int i = 0; i < P->info.npoint; i++) ftot += P->info.force[i];
-        fprintf(stderr, "t=%.4f np=%d F=%.1f werr=%.2f want=[%.2f %.2f %.2f | %.2f %.2f %.2f] got=[%.2f %.2f %.2f | %.2f %.2f %.2f] e=[%.3f %.3f %.3f | %.3f %.3f %.3f]\n",
-                tr->t, P->info.npoint, ftot, P->wrench_err, P->root_want[0], P->root_want[1], P->root_want[2], P->root_want[3], P->root_want[4], P->root_want[5],
-                P->root_acc[0], P->root_acc[1], P->root_acc[2], P->root_acc[3], P->root_acc[4], P->root_acc[5],
-                tr->e[0], tr->e[1], tr->e[2], tr->e[3], tr->e[4], tr->e[5]);
-        fprintf(stderr, "   com (%.3f %.3f %.3f) tgt (%.3f %.3f %.3f) pts:", P->info.com.x, P->info.com.y, P->info.com.z, P->info.com_target.x, P->info.com_target.y, P->info.com_target.z);
-        for (int i = 0; i < P->info.npoint; i++) fprintf(stderr, " (%.3f %.3f %.3f|%.0f)", P->info.point[i].x, P->info.point[i].y, P->info.point[i].z, P->info.force[i]);
-        fprintf(stderr, "\n");
-    }
-#endif
-    if (assisted) {
-        double* t = tr->tau;
-        const double* hp = tr->plan.help;
-        const double n = sqrt(hp[0] * hp[0] + hp[1] * hp[1] + hp[2] * hp[2]);
-        const double f = sqrt(hp[3] * hp[3] + hp[4] * hp[4] + hp[5] * hp[5]);
-        const double sn = n > tr->g.root.max_torque ? tr->g.root.max_torque / n : 1.0;
-        const double sf = f > tr->g.root.max_force ? tr->g.root.max_force / f : 1.0;
-        for (int k = 0; k < 3; k++) {
-            t[k] = hp[k] * sn;
-            t[3 + k] = hp[3 + k] * sf;
+    /* the stance dofs are driven by the torques of the plan, within their limits: their rows
+     * would let the solver spread the contact forces its own way (the legs' internal forces
+     * are free in a closed loop) and hold the plan's small inconsistencies rigidly */
+    for (int j = 6; j < tr->m->nv; j++) {
+        if (!isnan(tr->btau[j])) {
+            const double lim = tr->jg[tr->m->dof_body[j]].torque_limit;
+            tr->tau[j] = clampd(tr->btau[j], lim);
         }
-        tr->assist_n = n * sn;
-        tr->assist_f = f * sf;
     }
 }
 
@@ -468,6 +474,9 @@ static fb_status add_rows(fb_tracker* tr, fb_csys* cs, fb_error* err) {
             (!root && tr->g.controller != FB_CTRL_ACCEL)) {
             continue;
         }
+        /* a stance joint: its torque comes from the balance plan; its row may correct it by at
+         * most BAL_ROW_SHARE of its limit */
+        const bool stance = tr->balanced && !isnan(tr->btau[m->v_adr[b]]);
         const bool fallen = tr->fall.cause != FB_FALL_NONE;
         const double kp = root ? tr->root_kp : tr->kp_acc[b];
         const double kd = root ? tr->root_kd : tr->kd_acc[b];
@@ -477,6 +486,11 @@ static fb_status add_rows(fb_tracker* tr, fb_csys* cs, fb_error* err) {
             row.dof = j;
             row.lo = lim > 0.0 ? -lim - tr->tau[j] : -INFINITY;
             row.hi = lim > 0.0 ? lim - tr->tau[j] : INFINITY;
+            if (stance) {
+                const double band = BAL_ROW_SHARE * (lim > 0.0 ? lim : fabs(tr->tau[j]) + 1.0);
+                row.lo = fmax(row.lo, -band);
+                row.hi = fmin(row.hi, band);
+            }
             /* fallen: damped toward rest (fb_fall); balancing: the planner's; else the clip
              * [Kokkevis eq. 22] */
             row.target = fallen          ? -tr->d->qd[j] / FB_FALL_DAMP_TIME
@@ -508,7 +522,7 @@ static fb_status hook(void* user, fb_world* w, fb_hook_phase phase, double t, do
     }
     if (phase == FB_HOOK_FORCES) {
         tr->t = t - tr->t0;
-        fb_ref_at(tr->m, tr->ref, tr->t, tr->qd, tr->vd, tr->ad, tr->psi, tr->tmp);
+        fb_ref_at(tr->m, tr->ctl, tr->t, tr->qd, tr->vd, tr->ad, tr->psi, tr->tmp);
         tracking_error(tr);
         check_fall(tr);
         memset(tr->tau, 0, (size_t)tr->m->nv * sizeof(double));
@@ -522,7 +536,7 @@ static fb_status hook(void* user, fb_world* w, fb_hook_phase phase, double t, do
         } else {
             root_wrench(tr);
             joint_torques(tr, h);
-            plan_balance(tr);
+            plan_balance(tr, h);
         }
         memcpy(tr->d->tau, tr->tau, (size_t)tr->m->nv * sizeof(double));
         tr->tot.force_impulse += tr->assist_f * h;
@@ -555,8 +569,8 @@ void fb_tracker_destroy(fb_tracker* tr) {
 
 void fb_tracker_reset(fb_tracker* tr) {
     const fb_model* m = tr->m;
-    memcpy(tr->d->q, tr->ref->q, (size_t)m->nq * sizeof(double));
-    memcpy(tr->d->qd, tr->ref->v_step, (size_t)m->nv * sizeof(double));
+    memcpy(tr->d->q, tr->ctl->q, (size_t)m->nq * sizeof(double));
+    memcpy(tr->d->qd, tr->ctl->v_step, (size_t)m->nv * sizeof(double));
     memset(tr->d->tau, 0, (size_t)m->nv * sizeof(double));
     memset(tr->tau, 0, (size_t)m->nv * sizeof(double)); /* measured before the first step */
     memset(tr->applied, 0, (size_t)m->nv * sizeof(double));
@@ -566,6 +580,7 @@ void fb_tracker_reset(fb_tracker* tr) {
     tr->nrow = 0;
     memset(&tr->tot, 0, sizeof tr->tot);
     tr->fall = (fb_fall){.cause = FB_FALL_NONE};
+    fb_balance_reset(tr->bal);
     (void)fb_world_set_sleep(tr->w, tr->art, false, NULL);
 }
 
@@ -596,6 +611,7 @@ fb_tracker* fb_tracker_create(fb_world* w, int art, const fb_ref* ref, const fb_
     tr->m = m;
     tr->d = fb_world_data(w, art);
     tr->ref = ref;
+    tr->ctl = ref;
     tr->g = *g;
     const size_t nb = (size_t)m->nbody, nv = (size_t)m->nv;
     tr->jg = fb_alloc(&a, nb * sizeof(fb_joint_gains));
@@ -603,7 +619,7 @@ fb_tracker* fb_tracker_create(fb_world* w, int art, const fb_ref* ref, const fb_
     tr->qd = fb_alloc(&a, ((size_t)m->nq + 12 * nv) * sizeof(double));
     tr->measured = fb_alloc(&a, nb * sizeof(bool));
     tr->M_diag = fb_alloc(&a, nv * sizeof(double));
-    tr->want = fb_alloc(&a, 2 * nv * sizeof(double));
+    tr->want = fb_alloc(&a, 3 * nv * sizeof(double));
     tr->com_ref = fb_alloc(&a, 3 * (size_t)(ref->nframe > 0 ? ref->nframe : 1) * sizeof(double));
     tr->bal = fb_balance_create(m, &a);
     tr->dref = fb_data_create(m, &a, err);
@@ -619,6 +635,7 @@ fb_tracker* fb_tracker_create(fb_world* w, int art, const fb_ref* ref, const fb_
     }
     tr->kd_acc = tr->kp_acc + nb;
     tr->btarget = tr->want + nv;
+    tr->btau = tr->btarget + nv;
     tr->vd = tr->qd + m->nq;
     tr->ad = tr->vd + nv;
     tr->psi = tr->ad + nv;
@@ -657,14 +674,7 @@ fb_tracker* fb_tracker_create(fb_world* w, int art, const fb_ref* ref, const fb_
     for (size_t j = 0; j < nv; j++) {
         tr->M_diag[j] = tr->dref->M[j * nv + j];
     }
-    for (int f = 0; f < ref->nframe; f++) {
-        memcpy(tr->dref->q, ref->q + (size_t)f * (size_t)m->nq, (size_t)m->nq * sizeof(double));
-        fb_kinematics_pos(m, tr->dref);
-        const fb_v3 c = fb_com(m, tr->dref);
-        tr->com_ref[3 * f] = c.x;
-        tr->com_ref[3 * f + 1] = c.y;
-        tr->com_ref[3 * f + 2] = c.z;
-    }
+    use_control(tr);
     fb_gains_from_settle(BAL_COM_SETTLE, 1.0, &tr->com_kp, &tr->com_kd);
     memcpy(tr->dref->q, ref->q, (size_t)m->nq * sizeof(double));
     fb_crba(m, tr->dref);
@@ -680,6 +690,22 @@ fb_tracker* fb_tracker_create(fb_world* w, int art, const fb_ref* ref, const fb_
     fb_tracker_reset(tr);
     fb_ok(err);
     return tr;
+}
+
+fb_status fb_tracker_set_control(fb_tracker* tr, const fb_ref* ctl, fb_error* err) {
+    if (!ctl) {
+        ctl = tr->ref;
+    }
+    if (ctl->nq != tr->ref->nq || ctl->nv != tr->ref->nv || ctl->nframe != tr->ref->nframe ||
+        ctl->dt != tr->ref->dt) {
+        return fb_fail(err, FB_EINVAL, "tracker: the control reference must have the metric "
+                       "reference's model, rate and frames (nframe %d against %d)",
+                       ctl->nframe, tr->ref->nframe);
+    }
+    tr->ctl = ctl;
+    use_control(tr);
+    fb_tracker_reset(tr);
+    return fb_ok(err);
 }
 
 double fb_tracker_time(const fb_tracker* tr) {
@@ -718,29 +744,25 @@ const char* fb_fall_cause_name(fb_fall_cause c) {
     }
 }
 
-/* tau + the multipliers of the tracker's rows in the last substep; counts dofs at a limit. */
+/* tau + the multipliers of the tracker's rows in the last substep; counts the joint dofs whose
+ * torque sits at its limit (a stance joint's row held inside its band of the balance plan's
+ * torque is not at a limit: the joint could give more). */
 static int collect_applied(fb_tracker* tr) {
     const fb_model* m = tr->m;
     memcpy(tr->applied, tr->tau, (size_t)m->nv * sizeof(double));
-    int bound = tr->bound;
     const fb_csys* cs = fb_world_csys(tr->w);
-    if (!cs || tr->nrow == 0 || tr->row_start + tr->nrow > cs->nrow) {
-        return bound;
+    if (cs && tr->nrow > 0 && tr->row_start + tr->nrow <= cs->nrow) {
+        for (int r = tr->row_start; r < tr->row_start + tr->nrow; r++) {
+            const fb_row* row = &cs->row[r];
+            if (row->type == FB_ROW_DOF && row->art == tr->art) {
+                tr->applied[row->dof] += cs->lambda[r];
+            }
+        }
     }
-    for (int r = tr->row_start; r < tr->row_start + tr->nrow; r++) {
-        const fb_row* row = &cs->row[r];
-        if (row->type != FB_ROW_DOF || row->art != tr->art) {
-            continue;
-        }
-        const double l = cs->lambda[r];
-        tr->applied[row->dof] += l;
-        if (isfinite(row->hi) && (l >= row->hi - 1e-9 * (1.0 + fabs(row->hi)) ||
-                                  l <= row->lo + 1e-9 * (1.0 + fabs(row->lo)))) {
-            bound++;
-#ifdef FB_BAL_DEBUG
-            fprintf(stderr, "   bound dof %d (%s) lambda %.2f [%.2f %.2f] tau %.2f target %.2f\n", row->dof, tr->m->name[tr->m->dof_body[row->dof]], l, row->lo, row->hi, tr->tau[row->dof], row->target);
-#endif
-        }
+    int bound = 0;
+    for (int j = tr->floating_root ? 6 : 0; j < m->nv; j++) {
+        const double lim = tr->jg[m->dof_body[j]].torque_limit;
+        bound += lim > 0.0 && fabs(tr->applied[j]) >= lim * (1.0 - 1e-9);
     }
     return bound;
 }

@@ -29,6 +29,8 @@ struct fb_sim {
     fb_sim_opts o;
     const fb_ref* ref;
     fb_ref* own_ref; /* the reference when fitted here (NULL when opts.ref lent one) */
+    fb_ref* ground_ref; /* free or assisted root: the reference with its feet on the ground
+                           that the tracker drives toward (fb_ref_grounded); NULL otherwise */
     fb_world* w;
     fb_tracker* tr;
     double dt;      /* world step (s) */
@@ -481,6 +483,7 @@ void fb_sim_destroy(fb_sim* s) {
         fb_model_destroy(s->ball_m[k]);
     }
     fb_ref_destroy(s->own_ref);
+    fb_ref_destroy(s->ground_ref);
     fb_data_destroy(s->refd);
     free(s->part);
     free(s->body_err);
@@ -627,6 +630,13 @@ fb_sim* fb_sim_create(const fb_clip* clip, const fb_character* ch, const fb_gain
         s->tr = fb_tracker_create(s->w, 0, s->ref, g, ch->joint_of_body, err);
         st = s->tr ? FB_OK : FB_EINVAL;
     }
+    /* a root that is not carried stands on its own feet: the tracker is driven toward the
+     * clip with its stance feet flat on the ground (docs/CONTROL.md §7) and measured against
+     * the clip itself */
+    if (st == FB_OK && g->root.mode != FB_ROOT_KINEMATIC) {
+        s->ground_ref = fb_ref_grounded(m, s->ref, NULL, err);
+        st = s->ground_ref ? fb_tracker_set_control(s->tr, s->ground_ref, err) : FB_EINVAL;
+    }
     if (st == FB_OK && s->o.self_collision) {
         st = self_collision_on(s->w, err);
     }
@@ -636,6 +646,10 @@ fb_sim* fb_sim_create(const fb_clip* clip, const fb_character* ch, const fb_gain
         wo.dt = s->dt;
         s->bw = fb_world_create(1, &m, &wo, NULL, err);
         s->btr = s->bw ? fb_tracker_create(s->bw, 0, s->ref, g, ch->joint_of_body, err) : NULL;
+        if (s->btr && s->ground_ref && fb_tracker_set_control(s->btr, s->ground_ref, err)) {
+            fb_tracker_destroy(s->btr);
+            s->btr = NULL;
+        }
         s->pre_q = calloc((size_t)m->nq + (size_t)m->nv, sizeof(double));
         st = s->btr ? (s->pre_q ? FB_OK : fb_fail(err, FB_ENOMEM, "simulation: out of memory"))
                     : FB_EINVAL;

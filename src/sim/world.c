@@ -820,10 +820,7 @@ static bool impacts(fb_world* w, double h) {
     }
     for (int r = 0; r < cs->nrow; r++) {
         const double v = w->vrow[r];
-        if (!isnan(w->depth[r]) && w->depth[r] < 0.0) {
-            /* still apart: held back only from closing more than the gap within the substep */
-            w->vtarget[r] = w->depth[r] / h;
-        } else if (!isnan(w->depth[r])) {
+        if (!isnan(w->depth[r])) {
             w->vtarget[r] = (-v > w->o.bounce_speed) ? -w->rest[r] * v : 0.0;
         } else if (cs->row[r].friction_of >= 0) {
             w->vtarget[r] = 0.0;

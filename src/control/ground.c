@@ -559,17 +559,25 @@ fb_ref* fb_ref_grounded(const fb_model* m, const fb_ref* ref, const fb_ground_op
             /* a joint at its stop left the foot turned from the pose asked and into the
              * ground: the pose asked is raised by the least height (bisection) that leaves
              * its lowest point on the ground once solved and clamped again */
-            if (stops > 0 && foot_low(m, d, p, q) < -GROUND_STOP_SLACK) {
-                double bad = 0.0, good = 0.0;
-                for (int it = 0; it < GROUND_STOP_PASSES; it++) {
+            if (foot_low(m, d, p, q) < -GROUND_STOP_SLACK) {
+                /* the least lift found to be enough; when none is (the stops keep the foot
+                 * from the pose however high it is asked), the one that left it highest */
+                double bad = 0.0, good = 0.0, best_up = 0.0, best_low = -INFINITY;
+                bool found = false;
+                for (int it = 0; it < GROUND_STOP_PASSES && !found; it++) {
                     const double low = lifted(m, d, p, q, RT, AT, good, moved_toe, toe);
-                    if (low >= -GROUND_STOP_SLACK) {
-                        break;
+                    if (low > best_low) {
+                        best_low = low;
+                        best_up = good;
                     }
-                    bad = good;
-                    good -= low;
+                    found = low >= -GROUND_STOP_SLACK;
+                    if (!found) {
+                        bad = good;
+                        good -= low;
+                    }
                 }
-                for (int it = 0; it < GROUND_STOP_PASSES && good - bad > GROUND_STOP_SLACK; it++) {
+                for (int it = 0; found && it < GROUND_STOP_PASSES && good - bad > GROUND_STOP_SLACK;
+                     it++) {
                     const double mid = 0.5 * (bad + good);
                     if (lifted(m, d, p, q, RT, AT, mid, moved_toe, toe) >= -GROUND_STOP_SLACK) {
                         good = mid;
@@ -577,7 +585,7 @@ fb_ref* fb_ref_grounded(const fb_model* m, const fb_ref* ref, const fb_ground_op
                         bad = mid;
                     }
                 }
-                (void)lifted(m, d, p, q, RT, AT, good, moved_toe, toe);
+                (void)lifted(m, d, p, q, RT, AT, found ? good : best_up, moved_toe, toe);
             }
         }
         /* a toe the new foot pose put into the ground is turned out of it */

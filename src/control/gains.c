@@ -35,8 +35,10 @@
  * women's isometric peaks; sources and the whole table in docs/CONTROL.md: hip extension
  * [Anderson, Madigan & Nussbaum 2007], knee extension [Šarabon, Kozinc & Perman 2021], ankle
  * plantarflexion, shoulder extension, elbow flexion, wrist flexion
- * [Danneskiold-Samsøe et al. 2009], trunk extension [Pan et al. 2025], neck extension
- * [Vasavada, Li & Delp 2001]; the toe's is estimated (no value in those sources). Patterns are
+ * [Danneskiold-Samsøe et al. 2009], trunk extension [Pan et al. 2025: 1.6, raised to 2.4 by
+ * judgement: 131_01's kneel needs 2.36 at the lower back, and seated dynamometry understates
+ * the trunk], neck extension [Vasavada, Li & Delp 2001]; the toe's is estimated (no value in
+ * those sources). Patterns are
  * case-insensitive substrings of the joint's name, as in the character rules, first match
  * wins: specific ones first. */
 typedef struct strength_row {

@@ -407,8 +407,10 @@ void fb_balance_run(fb_balance* b, const fb_model* m, const fb_data* dw, const f
         b->qdd0[k] = 0.0;
     }
 
-    /* 2. W = W0 + H a_r from M's root rows */
+    /* 2. W = W0 + H a_r from M's root rows (fb_crba redoes the positions at the same q, which
+     * leaves fb_bias's body velocities valid: fb_momentum below reads them) */
     fb_crba(m, d);
+    d->stage |= FB_STAGE_VEL;
     double W0[6], H[36];
     for (int r = 0; r < 6; r++) {
         const double* Mr = d->M + (size_t)r * (size_t)nv;

@@ -997,14 +997,58 @@ static fb_quat joint_change(const fb_model* m, int b, const double* q_ref, const
     }
 }
 
+/* After a fall the body no longer follows the clip, and the clip's own detail that the fit
+ * smoothed away (its difference from the fitted reference: capture noise, a knee held at its
+ * stop that the fit rounds off, toes in the floor) does not belong on it: laid on a body lying
+ * still it would move it, past its stops and into the ground. From the fall on, the export's
+ * reference is moved from the fitted one to the clip itself (in the character's coordinates,
+ * placed as the reference is) over this long, so the export becomes the simulated pose. */
+#define EXPORT_FALL_FADE FB_FALL_DAMP_TIME
+
+/* q_ref (the fitted reference at a frame) moved a fraction w toward qc, the clip at that
+ * frame in the character's coordinates: hinges linearly, ball joints and the root's turn by
+ * slerp, the root's position toward the clip's placed on the ground as the reference is. */
+static void toward_clip(const fb_sim* s, const double* qc, double w, double* q_ref) {
+    const fb_model* m = s->ch->model;
+    for (int b = 1; b < m->nbody; b++) {
+        const int qa = m->q_adr[b];
+        switch (m->jtype[b]) {
+        case FB_JOINT_REVOLUTE:
+            q_ref[qa] += w * (qc[qa] - q_ref[qa]);
+            break;
+        case FB_JOINT_SPHERICAL:
+            fb_quat_store(q_ref + qa,
+                          fb_quat_slerp(fb_quat_load(q_ref + qa), fb_quat_load(qc + qa), w));
+            break;
+        case FB_JOINT_FLOATING: {
+            const fb_v3 dp = fb_m3_mv(m->X_tree[b].E, s->ref->place_shift);
+            const double placed[3] = {qc[qa] + dp.x, qc[qa + 1] + dp.y, qc[qa + 2] + dp.z};
+            for (int k = 0; k < 3; k++) {
+                q_ref[qa + k] += w * (placed[k] - q_ref[qa + k]);
+            }
+            fb_quat_store(q_ref + qa + 3, fb_quat_slerp(fb_quat_load(q_ref + qa + 3),
+                                                        fb_quat_load(qc + qa + 3), w));
+            break;
+        }
+        default:
+            break;
+        }
+    }
+}
+
 fb_status fb_sim_write_bvh(const fb_sim* s, const char* path, fb_error* err) {
     const fb_model* m = s->ch->model;
     /* the input's frames as q of its lossless character (every rotating joint a ball) */
     fb_status st = FB_OK;
     fb_character* lo = fb_character_build(s->clip, NULL, err);
     fb_motion* mo = lo ? fb_motion_from_clip(s->clip, lo, 0.0, s->o.first, s->o.last, err) : NULL;
+    /* after a fall: the input's frames as q of the simulated character */
+    const fb_fall fall = fb_tracker_fall(s->tr);
+    fb_motion* mc = mo && fall.cause != FB_FALL_NONE
+                        ? fb_motion_from_clip(s->clip, s->ch, 0.0, s->o.first, s->o.last, err)
+                        : NULL;
     double* q_ref = calloc((size_t)m->nq + (size_t)m->nv + 1, sizeof(double));
-    if (!lo || !mo) {
+    if (!lo || !mo || (fall.cause != FB_FALL_NONE && !mc)) {
         st = FB_EINVAL; /* err says why */
     } else if (!q_ref) {
         st = fb_fail(err, FB_ENOMEM, "%s: out of memory", path);
@@ -1021,6 +1065,12 @@ fb_status fb_sim_write_bvh(const fb_sim* s, const char* path, fb_error* err) {
             const double* q_sim = s->rec_q + (size_t)f * (size_t)m->nq;
             double* q = mo->q + (size_t)f * (size_t)ml->nq;
             fb_ref_at(m, s->ref, s->frames[f].time, q_ref, NULL, NULL, NULL, tmp);
+            const double w = mc && f < mc->nframe
+                                 ? (s->frames[f].time - fall.time) / EXPORT_FALL_FADE
+                                 : 0.0;
+            if (w > 0.0) {
+                toward_clip(s, mc->q + (size_t)f * (size_t)m->nq, fmin(w, 1.0), q_ref);
+            }
             for (int i = 0; i < s->clip->njoint; i++) {
                 const int b = s->ch->body_of_joint[i], bl = lo->body_of_joint[i];
                 if (s->ch->role[i] != FB_ROLE_BODY) {
@@ -1045,6 +1095,7 @@ fb_status fb_sim_write_bvh(const fb_sim* s, const char* path, fb_error* err) {
         st = fb_motion_write_bvh(s->clip, lo, mo, 1.0, path, err);
     }
     free(q_ref);
+    fb_motion_destroy(mc);
     fb_motion_destroy(mo);
     fb_character_destroy(lo);
     return st;

@@ -18,7 +18,6 @@
  * The shared clips (../shared/data/mocap) are skipped, with a note, when absent. */
 #define _POSIX_C_SOURCE 200809L /* popen, mkdtemp */
 #include <cjson/cJSON.h>
-#include <ctype.h>
 #include <dirent.h>
 #include <math.h>
 #include <stdbool.h>
@@ -28,6 +27,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "bvhtext.h"
 #include "support.h"
 
 /* m: the export lines up with its input within this at every joint and frame */
@@ -72,163 +72,12 @@ static void refused(const char* cmd, const char* needle, const char* dir) {
     ck_remove_dir(dir);
 }
 
-/* ---- BVH, read here from its text ------------------------------------------------------ */
-
-#define BVH_MAX_JOINTS 128
-
-typedef struct bvh_joint {
-    char name[64];
-    int parent;    /* -1 for the root */
-    bool end;      /* an End Site: no channels, not a joint */
-    double offset[3];
-    int nchan;
-    char chan[6];  /* 'X', 'Y', 'Z' rotations; 'x', 'y', 'z' positions */
-    int col;       /* its first value in a frame line */
-} bvh_joint;
-
-typedef struct bvh {
-    int njoint;
-    bvh_joint joint[BVH_MAX_JOINTS];
-    int nchan;
-    int declared; /* "Frames:" */
-    int nframe;   /* complete frame lines */
-    double frame_time;
-    double* v;    /* (nframe x nchan) */
-} bvh;
-
-/* The next whitespace-separated word of *s into w (empty at the end). */
-static void word(const char** s, char* w, size_t cap) {
-    const char* p = *s;
-    while (*p && isspace((unsigned char)*p)) {
-        p++;
-    }
-    size_t n = 0;
-    while (*p && !isspace((unsigned char)*p)) {
-        if (n + 1 < cap) {
-            w[n++] = *p;
-        }
-        p++;
-    }
-    w[n] = '\0';
-    *s = p;
-}
-
-/* Reads a BVH file: hierarchy, offsets, channel orders and every complete frame line. */
-static void bvh_read(const char* path, bvh* b) {
-    char* text = ck_slurp(path);
-    memset(b, 0, sizeof *b);
-    const char* s = text;
-    char w[256];
-    int stack[BVH_MAX_JOINTS], depth = 0, current = -1;
-    for (word(&s, w, sizeof w); w[0] && strcmp(w, "MOTION") != 0; word(&s, w, sizeof w)) {
-        if (!strcmp(w, "ROOT") || !strcmp(w, "JOINT") || !strcmp(w, "End")) {
-            ck_assert_msg(b->njoint < BVH_MAX_JOINTS, "%s: too many joints", path);
-            bvh_joint* j = &b->joint[b->njoint];
-            j->end = w[0] == 'E';
-            word(&s, w, sizeof w); /* the name, or "Site" */
-            snprintf(j->name, sizeof j->name, "%.63s", w);
-            j->parent = depth > 0 ? stack[depth - 1] : -1;
-            current = b->njoint++;
-        } else if (!strcmp(w, "{")) {
-            stack[depth++] = current;
-        } else if (!strcmp(w, "}")) {
-            depth--;
-        } else if (!strcmp(w, "OFFSET")) {
-            for (int k = 0; k < 3; k++) {
-                word(&s, w, sizeof w);
-                b->joint[current].offset[k] = strtod(w, NULL);
-            }
-        } else if (!strcmp(w, "CHANNELS")) {
-            word(&s, w, sizeof w);
-            bvh_joint* j = &b->joint[current];
-            j->nchan = atoi(w);
-            j->col = b->nchan;
-            b->nchan += j->nchan;
-            for (int k = 0; k < j->nchan; k++) {
-                word(&s, w, sizeof w);
-                const bool rot = strstr(w, "rotation") != NULL;
-                j->chan[k] = (char)(rot ? w[0] : tolower((unsigned char)w[0]));
-            }
-        }
-    }
-    ck_assert_msg(w[0], "%s: no MOTION", path);
-    word(&s, w, sizeof w); /* Frames: */
-    word(&s, w, sizeof w);
-    b->declared = atoi(w);
-    word(&s, w, sizeof w); /* Frame */
-    word(&s, w, sizeof w); /* Time: */
-    word(&s, w, sizeof w);
-    b->frame_time = strtod(w, NULL);
-    size_t cap = 1024, n = 0;
-    b->v = malloc(cap * sizeof(double));
-    for (word(&s, w, sizeof w); w[0]; word(&s, w, sizeof w)) {
-        if (n == cap) {
-            cap *= 2;
-            b->v = realloc(b->v, cap * sizeof(double));
-        }
-        b->v[n++] = strtod(w, NULL);
-    }
-    b->nframe = (int)(n / (size_t)b->nchan);
-    free(text);
-}
-
-/* R = R * (rotation by deg degrees about axis a: 'X', 'Y' or 'Z'), row-major 3x3. */
-static void rotate_by(double R[9], char a, double deg) {
-    const double t = deg * (3.14159265358979323846 / 180.0), c = cos(t), s = sin(t);
-    double E[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
-    /* the plane it turns, in the cyclic order: X turns y to z, Y z to x, Z x to y */
-    const int i = a == 'X' ? 1 : (a == 'Y' ? 2 : 0), j = (i + 1) % 3;
-    E[i * 3 + i] = c;
-    E[i * 3 + j] = -s;
-    E[j * 3 + i] = s;
-    E[j * 3 + j] = c;
-    double P[9];
-    for (int r = 0; r < 3; r++) {
-        for (int k = 0; k < 3; k++) {
-            P[r * 3 + k] = R[r * 3] * E[k] + R[r * 3 + 1] * E[3 + k] + R[r * 3 + 2] * E[6 + k];
-        }
-    }
-    memcpy(R, P, sizeof P);
-}
-
-/* World positions (file units) of every joint and End Site at frame f: each joint's frame is
- * its parent's, moved by OFFSET plus its position channels and turned by its rotation
- * channels in the file's order (intrinsic: R = R_1 R_2 R_3). */
-static void bvh_positions(const bvh* b, int f, double (*p)[3]) {
-    static double R[BVH_MAX_JOINTS][9];
-    for (int i = 0; i < b->njoint; i++) {
-        const bvh_joint* j = &b->joint[i];
-        double t[3] = {j->offset[0], j->offset[1], j->offset[2]};
-        double Rl[9] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
-        const double* v = b->v + (size_t)f * (size_t)b->nchan + (size_t)j->col;
-        for (int k = 0; k < j->nchan; k++) {
-            if (islower((unsigned char)j->chan[k])) {
-                t[j->chan[k] - 'x'] += v[k];
-            } else {
-                rotate_by(Rl, j->chan[k], v[k]);
-            }
-        }
-        if (j->parent < 0) {
-            memcpy(p[i], t, sizeof t);
-            memcpy(R[i], Rl, sizeof Rl);
-            continue;
-        }
-        const double* Rp = R[j->parent];
-        for (int r = 0; r < 3; r++) {
-            p[i][r] = p[j->parent][r] + Rp[r * 3] * t[0] + Rp[r * 3 + 1] * t[1] +
-                      Rp[r * 3 + 2] * t[2];
-            for (int k = 0; k < 3; k++) {
-                R[i][r * 3 + k] =
-                    Rp[r * 3] * Rl[k] + Rp[r * 3 + 1] * Rl[3 + k] + Rp[r * 3 + 2] * Rl[6 + k];
-            }
-        }
-    }
-}
+/* ---- BVH, read here from its text (tests/support/bvhtext.c) ------------------------------ */
 
 /* The largest distance (m) between the joints (not End Sites) of two clips of the same
  * skeleton over their frames; the frame and joint where it is; *over (may be NULL) gets the
  * number of frames with a joint further apart than LINE_UP_TOL. */
-static double bvh_worst_over(const bvh* a, const bvh* b, double unit, int* at_frame,
+static double bvh_worst_over(const ck_bvh* a, const ck_bvh* b, double unit, int* at_frame,
                              int* at_joint, int* over) {
     ck_assert_int_eq(a->njoint, b->njoint);
     double(*pa)[3] = malloc((size_t)a->njoint * sizeof *pa);
@@ -236,8 +85,8 @@ static double bvh_worst_over(const bvh* a, const bvh* b, double unit, int* at_fr
     double worst = 0.0;
     int n_over = 0;
     for (int f = 0; f < a->nframe && f < b->nframe; f++) {
-        bvh_positions(a, f, pa);
-        bvh_positions(b, f, pb);
+        ck_bvh_pose(a, f, pa, NULL);
+        ck_bvh_pose(b, f, pb, NULL);
         double frame_worst = 0.0;
         for (int i = 0; i < a->njoint; i++) {
             if (a->joint[i].end) {
@@ -263,7 +112,7 @@ static double bvh_worst_over(const bvh* a, const bvh* b, double unit, int* at_fr
     return worst;
 }
 
-static double bvh_worst(const bvh* a, const bvh* b, double unit, int* at_frame, int* at_joint) {
+static double bvh_worst(const ck_bvh* a, const ck_bvh* b, double unit, int* at_frame, int* at_joint) {
     return bvh_worst_over(a, b, unit, at_frame, at_joint, NULL);
 }
 
@@ -364,9 +213,9 @@ START_TEST(exports_have_the_inputs_frames) {
         char out[600];
         export_path(k, out, sizeof out);
         ck_assert_msg(access(out, R_OK) == 0, "%s: no export", clip_path[k]);
-        bvh in, ex;
-        bvh_read(clip_path[k], &in);
-        bvh_read(out, &ex);
+        ck_bvh in, ex;
+        ck_bvh_read(clip_path[k], &in);
+        ck_bvh_read(out, &ex);
         printf("%s: %d frames in (%d declared), %d exported (%d declared)\n",
                strrchr(clip_path[k], '/') + 1, in.nframe, in.declared, ex.nframe, ex.declared);
         ck_assert_msg(ex.nframe == in.nframe && ex.declared == in.nframe,
@@ -389,8 +238,8 @@ START_TEST(frames_a_to_b_give_b_minus_a) {
         snprintf(cmd, sizeof cmd, "simulate '%s/131_01.bvh' -o '%s' --frames %d:%d --report "
                  "'%s/r%d.json' --quiet", FB_DATA_DIR, out, ranges[k][0], ranges[k][1], dir, k);
         ck_assert_msg(run(cmd) == 0, "%s", out_buf);
-        bvh ex;
-        bvh_read(out, &ex);
+        ck_bvh ex;
+        ck_bvh_read(out, &ex);
         const int want = ranges[k][1] - ranges[k][0];
         printf("--frames %d:%d: %d frames exported\n", ranges[k][0], ranges[k][1], ex.nframe);
         ck_assert_int_eq(ex.nframe, want);
@@ -419,10 +268,10 @@ START_TEST(unperturbed_exports_line_up_with_their_input) {
         char out[600], human[600];
         export_path(k, out, sizeof out);
         export_path_human(k, human, sizeof human);
-        bvh in, ex, hu;
-        bvh_read(clip_path[k], &in);
-        bvh_read(out, &ex);
-        bvh_read(human, &hu);
+        ck_bvh in, ex, hu;
+        ck_bvh_read(clip_path[k], &in);
+        ck_bvh_read(out, &ex);
+        ck_bvh_read(human, &hu);
         const double unit = clip_unit(clip_path[k]);
         int f = 0, j = 0, fh = 0, jh = 0, over = 0, over_h = 0;
         const double worst = bvh_worst_over(&in, &ex, unit, &f, &j, &over);
@@ -473,10 +322,10 @@ START_TEST(keep_placement_writes_the_placed_clip_and_the_report_says_so) {
     const double dy = cJSON_GetArrayItem(shift, 1)->valuedouble / 100.0;
     ck_assert_msg(dy > 0.001, "the walk's excerpt was placed %g m up", dy);
     ck_assert(cJSON_GetArrayItem(off, 1)->valuedouble == 0.0); /* kept placed */
-    bvh in, placed, back;
-    bvh_read(clip, &in);
-    bvh_read(out, &placed);
-    bvh_read(out2, &back);
+    ck_bvh in, placed, back;
+    ck_bvh_read(clip, &in);
+    ck_bvh_read(out, &placed);
+    ck_bvh_read(out2, &back);
     /* frames 300-499 of the input (which hold the clip's lowest point, LeftToe at 3.146 s) */
     double* in_all = in.v;
     in.v += (size_t)300 * (size_t)in.nchan;

@@ -10,6 +10,20 @@
 #include "featherbone/featherbone.h"
 #include "scenes.h"
 
+/* CK_ASAN: 1 in a build with AddressSanitizer (GCC defines __SANITIZE_ADDRESS__, clang answers
+ * __has_feature), which runs the simulation about 20x slower: suites that simulate whole clips
+ * take excerpts there, to keep the CI within its budget. */
+#if defined(__SANITIZE_ADDRESS__)
+#define CK_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CK_ASAN 1
+#endif
+#endif
+#ifndef CK_ASAN
+#define CK_ASAN 0
+#endif
+
 /* |a - b| <= atol + rtol |b|, with both values in the failure message. */
 #define fb_ck_near(a, b, rtol, atol)                                                           \
     do {                                                                                       \

@@ -1,0 +1,431 @@
+/* Falls with a free root (issue 17, "Targets and tests"), judged from what the real
+ * `featherbone simulate --root free` writes:
+ *   on the bundled walk (131_01) and on 131_03 (../shared, skipped with a note when absent),
+ *   with no hit, the demo's hit (scripts/demo.sh), a 5 kg ball at 15 m/s to the head and 20
+ *   seeds of `--random-hits 5`, every run exits 0 and writes every frame (the input's count),
+ *   no body is deeper than 2 cm in the ground at any frame, and no knee or elbow is more than
+ *   2 degrees past its stop.
+ * The judge shares nothing with the library's kinematics: the exported BVH (--keep-placement,
+ * so the ground is y = 0 in it) is read from its text and posed by forward kinematics written
+ * in the tests (support/bvhtext.c); the depth of each body is that of its shapes, taken from
+ * the character the library builds from the clip (input, not output) and placed on the body's
+ * frame here; the stops are the character's ranges (the model's limits of its knee and elbow
+ * hinges), the hinge angle the twist about the hinge's axis of the exported rotation, computed
+ * here. Release: whole clips; AddressSanitizer (about 20x slower): the first 2 s of each clip
+ * and fewer seeds, so the asan tree stays within the CI's budget. */
+#define _POSIX_C_SOURCE 200809L /* mkdtemp */
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bvhtext.h"
+#include "support.h"
+
+/* The targets */
+#define MAX_DEPTH 0.02     /* m: no body deeper in the ground */
+#define MAX_PAST_STOP 2.0  /* deg: no knee or elbow further past its stop */
+
+/* Seeds of --random-hits 5; the excerpt simulated under the sanitizer */
+#if !CK_ASAN
+#define NSEED 20
+#define FRAMES ""
+#define EXCERPT 0
+#else
+#define NSEED 3
+#define FRAMES " --frames 0:240"
+#define EXCERPT 240
+#endif
+
+#define CK_PI 3.14159265358979323846
+
+/* The demo's hit (scripts/demo.sh), and a hit too strong to absorb (issue 18) */
+static const char* const DEMO_HIT = "--hit time=1.2,target=LeftElbow,speed=10,mass=0.45,radius=0.11";
+static const char* const HEAD_HIT = "--hit time=0.5,target=Head,speed=15,mass=5";
+
+static char out_buf[1 << 16];
+
+/* ---- the character: where each body's frame comes from, its shapes, its hinges ----------- */
+
+typedef struct body_src {
+    int bvh;        /* the exported joint whose frame is the body's, or -1: */
+    int parent;     /* ... the parent body's frame moved by X_tree (fixed bodies: dropped
+                       joints, End Sites) */
+    double E[9];    /* X_tree: parent -> body rotation (Plucker E, row-major) */
+    double r[3];    /* X_tree: the body's origin in the parent's frame (m) */
+} body_src;
+
+typedef struct hinge_check {
+    int body;       /* a knee or elbow hinge */
+    int bvh;        /* its joint in the export */
+    const char* name;
+    double axis[3]; /* joint frame */
+    double rest[9]; /* the hinge's rest rotation: exported rotation = rest R(axis, angle) */
+    double lo, hi;  /* rad: its stops */
+} hinge_check;
+
+typedef struct figure {
+    const char* clip; /* path */
+    fb_clip* c;
+    fb_character* ch;
+    int nbody;
+    body_src src[CK_BVH_MAX_JOINTS];
+    int nhinge;
+    hinge_check hinge[16];
+} figure;
+
+static void quat_to_rows(fb_quat q, double R[9]) {
+    const double w = q.w, x = q.x, y = q.y, z = q.z;
+    const double M[9] = {1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y),
+                         2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x),
+                         2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)};
+    memcpy(R, M, sizeof M);
+}
+
+/* The character of the clip (bundled rules) and, against the first export's joints, where
+ * each body's frame comes from. */
+static void figure_make(figure* fg, const char* clip, const ck_bvh* ex) {
+    memset(fg, 0, sizeof *fg);
+    fg->clip = clip;
+    ck_load_character(clip, FB_DATA_DIR "/character_rules.json", &fg->c, &fg->ch);
+    const fb_model* m = fg->ch->model;
+    ck_assert_int_le(m->nbody, CK_BVH_MAX_JOINTS);
+    fg->nbody = m->nbody;
+    for (int b = 1; b < m->nbody; b++) {
+        body_src* s = &fg->src[b];
+        const int j = fg->ch->joint_of_body[b];
+        s->bvh = -1;
+        s->parent = m->parent[b];
+        if (j >= 0 && m->jtype[b] != FB_JOINT_FIXED) {
+            s->bvh = ck_bvh_find(ex, fg->c->joint[j].name);
+            ck_assert_msg(s->bvh >= 0, "%s: joint %s not in the export", clip,
+                          fg->c->joint[j].name);
+        } else {
+            ck_assert_msg(s->parent > 0, "%s: body %s: a fixed body on the world", clip,
+                          m->name[b]);
+        }
+        for (int r = 0; r < 3; r++) {
+            for (int k = 0; k < 3; k++) {
+                s->E[r * 3 + k] = m->X_tree[b].E.m[r][k];
+            }
+        }
+        s->r[0] = m->X_tree[b].r.x;
+        s->r[1] = m->X_tree[b].r.y;
+        s->r[2] = m->X_tree[b].r.z;
+        if (j < 0 || m->jtype[b] != FB_JOINT_REVOLUTE || fg->ch->range[j].rule < 0 ||
+            (fg->ch->range[j].kind != FB_RANGE_KNEE && fg->ch->range[j].kind != FB_RANGE_ELBOW)) {
+            continue;
+        }
+        ck_assert_int_lt(fg->nhinge, 16);
+        ck_assert_msg(m->limit[b].on, "%s: %s has a range but no limit", clip, m->name[b]);
+        hinge_check* h = &fg->hinge[fg->nhinge++];
+        h->body = b;
+        h->bvh = s->bvh;
+        h->name = m->name[b];
+        h->axis[0] = m->axis[b].x;
+        h->axis[1] = m->axis[b].y;
+        h->axis[2] = m->axis[b].z;
+        quat_to_rows(fg->ch->hinge[j].rest, h->rest);
+        h->lo = m->limit[b].lo;
+        h->hi = m->limit[b].hi;
+    }
+    ck_assert_msg(fg->nhinge == 4, "%s: %d knees and elbows, expected 4", clip, fg->nhinge);
+}
+
+static void figure_free(figure* fg) {
+    fb_character_destroy(fg->ch);
+    fb_clip_destroy(fg->c);
+}
+
+/* ---- judging an export ------------------------------------------------------------------- */
+
+/* c = a b (row-major 3x3); at = true: c = a^T b */
+static void mul3(const double* a, const double* b, double* c, bool at) {
+    for (int r = 0; r < 3; r++) {
+        for (int k = 0; k < 3; k++) {
+            double v = 0.0;
+            for (int i = 0; i < 3; i++) {
+                v += (at ? a[i * 3 + r] : a[r * 3 + i]) * b[i * 3 + k];
+            }
+            c[r * 3 + k] = v;
+        }
+    }
+}
+
+/* World position of point x (body coordinates) of a body at (R, p). */
+static void to_world(const double R[9], const double p[3], const double x[3], double out[3]) {
+    for (int r = 0; r < 3; r++) {
+        out[r] = p[r] + R[r * 3] * x[0] + R[r * 3 + 1] * x[1] + R[r * 3 + 2] * x[2];
+    }
+}
+
+/* The lowest point (world y, m) of shape sh on a body at (R, p). */
+static double shape_bottom(const fb_shape* sh, const double R[9], const double p[3]) {
+    double w[3];
+    const double c0[3] = {sh->p0.x, sh->p0.y, sh->p0.z};
+    switch (sh->type) {
+    case FB_SHAPE_SPHERE:
+        to_world(R, p, c0, w);
+        return w[1] - sh->radius;
+    case FB_SHAPE_CAPSULE: {
+        const double c1[3] = {sh->p1.x, sh->p1.y, sh->p1.z};
+        to_world(R, p, c0, w);
+        const double y0 = w[1];
+        to_world(R, p, c1, w);
+        return fmin(y0, w[1]) - sh->radius;
+    }
+    case FB_SHAPE_BOX: {
+        double low = INFINITY;
+        const double half[3] = {0.5 * sh->size.x, 0.5 * sh->size.y, 0.5 * sh->size.z};
+        for (int k = 0; k < 8; k++) {
+            double x[3];
+            for (int r = 0; r < 3; r++) {
+                const double e[3] = {(k & 1) ? half[0] : -half[0], (k & 2) ? half[1] : -half[1],
+                                     (k & 4) ? half[2] : -half[2]};
+                x[r] = c0[r] + sh->R.m[r][0] * e[0] + sh->R.m[r][1] * e[1] + sh->R.m[r][2] * e[2];
+            }
+            to_world(R, p, x, w);
+            low = fmin(low, w[1]);
+        }
+        return low;
+    }
+    }
+    return INFINITY;
+}
+
+/* The angle (rad, in (-pi, pi]) of rotation P about the unit axis a: the twist of its
+ * quaternion about a (P = R(a, angle) for a pure hinge). */
+static double angle_about(const double P[9], const double a[3]) {
+    double w, v[3];
+    const double tr = P[0] + P[4] + P[8];
+    if (tr > 0.0) { /* Shepperd: the largest of 4w^2, 4x^2, 4y^2, 4z^2 first */
+        const double s = 2.0 * sqrt(1.0 + tr);
+        w = 0.25 * s;
+        v[0] = (P[7] - P[5]) / s;
+        v[1] = (P[2] - P[6]) / s;
+        v[2] = (P[3] - P[1]) / s;
+    } else if (P[0] > P[4] && P[0] > P[8]) {
+        const double s = 2.0 * sqrt(1.0 + P[0] - P[4] - P[8]);
+        w = (P[7] - P[5]) / s;
+        v[0] = 0.25 * s;
+        v[1] = (P[1] + P[3]) / s;
+        v[2] = (P[2] + P[6]) / s;
+    } else if (P[4] > P[8]) {
+        const double s = 2.0 * sqrt(1.0 + P[4] - P[0] - P[8]);
+        w = (P[2] - P[6]) / s;
+        v[0] = (P[1] + P[3]) / s;
+        v[1] = 0.25 * s;
+        v[2] = (P[5] + P[7]) / s;
+    } else {
+        const double s = 2.0 * sqrt(1.0 + P[8] - P[0] - P[4]);
+        w = (P[3] - P[1]) / s;
+        v[0] = (P[2] + P[6]) / s;
+        v[1] = (P[5] + P[7]) / s;
+        v[2] = 0.25 * s;
+    }
+    double t = 2.0 * atan2(v[0] * a[0] + v[1] * a[1] + v[2] * a[2], w);
+    return t > CK_PI ? t - 2.0 * CK_PI : (t <= -CK_PI ? t + 2.0 * CK_PI : t);
+}
+
+typedef struct verdict {
+    int frames;                 /* written */
+    double depth;               /* m: the deepest any body went (>= 0) */
+    int depth_frame, depth_body;
+    double past;                /* deg: the furthest a knee or elbow went past its stop */
+    int past_frame, past_hinge;
+    double first_low;           /* m: the lowest point at the first frame */
+} verdict;
+
+/* Poses every body of the figure at frame f of export ex: R, p (m) per body. */
+static void pose_bodies(const figure* fg, const ck_bvh* ex, double unit, int f, double (*R)[9],
+                        double (*p)[3]) {
+    static double jp[CK_BVH_MAX_JOINTS][3], jR[CK_BVH_MAX_JOINTS][9];
+    ck_bvh_pose(ex, f, jp, jR);
+    for (int b = 1; b < fg->nbody; b++) {
+        const body_src* s = &fg->src[b];
+        if (s->bvh >= 0) {
+            memcpy(R[b], jR[s->bvh], sizeof R[b]);
+            for (int r = 0; r < 3; r++) {
+                p[b][r] = unit * jp[s->bvh][r];
+            }
+        } else { /* R_b = R_parent E^T, p_b = p_parent + R_parent r */
+            double Et[9];
+            for (int r = 0; r < 3; r++) {
+                for (int k = 0; k < 3; k++) {
+                    Et[r * 3 + k] = s->E[k * 3 + r];
+                }
+            }
+            mul3(R[s->parent], Et, R[b], false);
+            to_world(R[s->parent], p[s->parent], s->r, p[b]);
+        }
+    }
+}
+
+static void judge(const figure* fg, const char* path, verdict* v) {
+    ck_bvh ex;
+    ck_bvh_read(path, &ex);
+    const double unit = fg->c->unit;
+    const fb_model* m = fg->ch->model;
+    static double R[CK_BVH_MAX_JOINTS][9], p[CK_BVH_MAX_JOINTS][3];
+    memset(v, 0, sizeof *v);
+    v->frames = ex.declared == ex.nframe ? ex.nframe : -1;
+    v->depth_body = v->past_hinge = -1;
+    for (int f = 0; f < ex.nframe; f++) {
+        pose_bodies(fg, &ex, unit, f, R, p);
+        double low = INFINITY;
+        for (int s = 0; s < m->nshape; s++) {
+            const fb_shape* sh = &m->shape[s];
+            const double y = shape_bottom(sh, R[sh->body], p[sh->body]);
+            low = fmin(low, y);
+            if (-y > v->depth) {
+                v->depth = -y;
+                v->depth_frame = f;
+                v->depth_body = sh->body;
+            }
+        }
+        if (f == 0) {
+            v->first_low = low;
+        }
+        for (int k = 0; k < fg->nhinge; k++) {
+            const hinge_check* h = &fg->hinge[k];
+            double Rl[9], P[9];
+            ck_bvh_local_rotation(&ex, h->bvh, f, Rl);
+            mul3(h->rest, Rl, P, true); /* rest^T R_local = R(axis, angle) */
+            const double t = angle_about(P, h->axis);
+            const double past = fmax(fmax(h->lo - t, t - h->hi), 0.0) * 180.0 / CK_PI;
+            if (past > v->past) {
+                v->past = past;
+                v->past_frame = f;
+                v->past_hinge = k;
+            }
+        }
+    }
+    ck_bvh_free(&ex);
+}
+
+/* ---- the runs ---------------------------------------------------------------------------- */
+
+#define MAX_RUNS (3 + 20)
+
+typedef struct run_spec {
+    char label[48];
+    char args[160];
+} run_spec;
+
+static int make_runs(run_spec* r) {
+    int n = 0;
+    snprintf(r[n].label, sizeof r[n].label, "no hit");
+    r[n++].args[0] = '\0';
+    snprintf(r[n].label, sizeof r[n].label, "the demo's hit");
+    snprintf(r[n++].args, sizeof r[0].args, "%s", DEMO_HIT);
+    snprintf(r[n].label, sizeof r[n].label, "5 kg at 15 m/s, head");
+    snprintf(r[n++].args, sizeof r[0].args, "%s", HEAD_HIT);
+    for (int seed = 1; seed <= NSEED; seed++) {
+        snprintf(r[n].label, sizeof r[n].label, "--random-hits 5 --seed %d", seed);
+        snprintf(r[n++].args, sizeof r[0].args, "--random-hits 5 --seed %d", seed);
+    }
+    return n;
+}
+
+/* Simulates every run on the clip and judges each export; fails after all of them, naming
+ * every run that missed a target. */
+static void falls_of(const char* clip) {
+    if (access(clip, R_OK) != 0) {
+        printf("note: %s not present, its falls not checked\n", clip);
+        return;
+    }
+    ck_bvh in;
+    ck_bvh_read(clip, &in);
+    const int want = EXCERPT > 0 && EXCERPT < in.nframe ? EXCERPT : in.nframe;
+    ck_bvh_free(&in);
+    char dir[64];
+    ck_tmpdir(dir, sizeof dir, "falls");
+    run_spec runs[MAX_RUNS];
+    const int nrun = make_runs(runs);
+    figure fg;
+    bool made = false;
+    char failed[4096] = "";
+    double worst_depth = 0.0, worst_past = 0.0;
+    const char* name = strrchr(clip, '/') + 1;
+    for (int k = 0; k < nrun; k++) {
+        char out[600], cmd[2048];
+        snprintf(out, sizeof out, "%s/run%d.bvh", dir, k);
+        snprintf(cmd, sizeof cmd, "simulate '%s' -o '%s' --root free --keep-placement --quiet%s %s",
+                 clip, out, FRAMES, runs[k].args);
+        const int rc = ck_run(FB_CLI_PATH, cmd, out_buf, sizeof out_buf);
+        const size_t len = strlen(failed);
+        if (rc != 0 || access(out, R_OK) != 0) {
+            printf("%s, %s: exit %d: %s\n", name, runs[k].label, rc, out_buf);
+            snprintf(failed + len, sizeof failed - len, " %.47s: exit %d;", runs[k].label, rc);
+            continue;
+        }
+        ck_bvh ex;
+        ck_bvh_read(out, &ex);
+        if (!made) {
+            figure_make(&fg, clip, &ex);
+            made = true;
+        }
+        ck_bvh_free(&ex);
+        verdict v;
+        judge(&fg, out, &v);
+        const fb_model* m = fg.ch->model;
+        printf("%s, %-26s %4d frames; deepest %5.2f cm (%s, frame %d); knees and elbows at "
+               "most %5.2f deg past a stop (%s, frame %d); first frame's lowest point %+.2f cm\n",
+               name, runs[k].label, v.frames, 100.0 * v.depth,
+               v.depth_body > 0 ? m->name[v.depth_body] : "-", v.depth_frame, v.past,
+               v.past_hinge >= 0 ? fg.hinge[v.past_hinge].name : "-", v.past_frame,
+               100.0 * v.first_low);
+        worst_depth = fmax(worst_depth, v.depth);
+        worst_past = fmax(worst_past, v.past);
+        /* the judge's own kinematics agree with the simulation's placement: the clip starts
+         * standing on the ground */
+        ck_assert_msg(fabs(v.first_low) < 0.02, "%s, %s: the first frame's lowest point is %g m "
+                      "off the ground: the test's kinematics do not match the export", name,
+                      runs[k].label, v.first_low);
+        if (v.frames != want || v.depth > MAX_DEPTH || v.past > MAX_PAST_STOP) {
+            snprintf(failed + len, sizeof failed - len, " %.47s: %d of %d frames, %.2f cm deep, "
+                     "%.2f deg past a stop;", runs[k].label, v.frames, want, 100.0 * v.depth,
+                     v.past);
+        }
+        unlink(out);
+        snprintf(out, sizeof out, "%s/run%d.balls.json", dir, k);
+        unlink(out);
+    }
+    printf("%s: %d runs%s; deepest %.2f cm, furthest past a knee or elbow stop %.2f deg\n",
+           name, nrun, CK_ASAN ? " (first 240 frames)" : " (whole clip)", 100.0 * worst_depth,
+           worst_past);
+    if (made) {
+        figure_free(&fg);
+    }
+    ck_remove_dir(dir);
+    ck_assert_msg(failed[0] == '\0', "%s:%s", name, failed);
+}
+
+START_TEST(walk_131_01_falls_within_the_targets) {
+    falls_of(FB_DATA_DIR "/131_01.bvh");
+}
+END_TEST
+
+START_TEST(walk_131_03_falls_within_the_targets) {
+    falls_of(FB_SHARED_MOCAP_DIR "/131_03.bvh");
+}
+END_TEST
+
+static Suite* falls_suite(void) {
+    Suite* s = suite_create("falls");
+    TCase* a = tcase_create("131_01");
+    tcase_set_timeout(a, 900);
+    tcase_add_test(a, walk_131_01_falls_within_the_targets);
+    suite_add_tcase(s, a);
+    TCase* b = tcase_create("131_03");
+    tcase_set_timeout(b, 900);
+    tcase_add_test(b, walk_131_03_falls_within_the_targets);
+    suite_add_tcase(s, b);
+    return s;
+}
+
+int main(void) {
+    return ck_run_suite(falls_suite());
+}

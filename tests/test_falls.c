@@ -12,7 +12,11 @@
  * frame here; the stops are the character's ranges (the model's limits of its knee and elbow
  * hinges), the hinge angle the twist about the hinge's axis of the exported rotation, computed
  * here. Release: whole clips; AddressSanitizer (about 20x slower): the first 2 s of each clip
- * and fewer seeds, so the asan tree stays within the CI's budget. */
+ * and fewer seeds, so the asan tree stays within the CI's budget.
+ * The ragdoll: the same character dropped from standing with zero torques (no tracker); the
+ * issue's targets (at rest within 3 s, nothing past its range) are printed against what it
+ * does, which misses both today (docs/CONSTRAINTS.md, "The ragdoll"); asserted: the fall
+ * gains no energy of its own beyond the integrator's. */
 #define _POSIX_C_SOURCE 200809L /* mkdtemp */
 #include <math.h>
 #include <stdbool.h>
@@ -413,6 +417,138 @@ START_TEST(walk_131_03_falls_within_the_targets) {
 }
 END_TEST
 
+/* ---- the ragdoll: the default character falling with zero torques ------------------------ */
+
+/* How far (deg) body b's joint is past its range at q (its jnq coordinates), computed here:
+ * a hinge against its stops; a ball joint's swing by the elliptic range's g (ck_swing_g, the
+ * tests' own), as the angle along its direction past the boundary |s| (1 - 1/g), and its
+ * twist about the twist axis, 2 atan2(v . a, w) of q = (w, v), against [lo, hi]. */
+static double past_range(const fb_model* m, int b, const double* q) {
+    const fb_joint_limit* L = &m->limit[b];
+    if (!L->on) {
+        return 0.0;
+    }
+    if (m->jtype[b] == FB_JOINT_REVOLUTE) {
+        return fmax(fmax(L->lo - q[0], q[0] - L->hi), 0.0) * 180.0 / CK_PI;
+    }
+    ck_assert_msg(m->jtype[b] == FB_JOINT_SPHERICAL && L->elliptic, "%s: an unexpected range",
+                  m->name[b]);
+    const fb_quat r = {q[0], q[1], q[2], q[3]};
+    double G[2];
+    const double g = ck_swing_g(L, r, G);
+    /* the swing angle: between the neutral and where the rotation takes the twist axis */
+    const fb_v3 a = L->twist_axis;
+    const double ra[3] = {a.x, a.y, a.z};
+    double R[9];
+    quat_to_rows(r, R);
+    double bx[3];
+    for (int k = 0; k < 3; k++) {
+        bx[k] = R[k * 3] * ra[0] + R[k * 3 + 1] * ra[1] + R[k * 3 + 2] * ra[2];
+    }
+    const double c = bx[0] * L->neutral.x + bx[1] * L->neutral.y + bx[2] * L->neutral.z;
+    const double theta = acos(fmax(-1.0, fmin(1.0, c)));
+    const double swing = g > 1.0 ? theta * (1.0 - 1.0 / g) : 0.0;
+    const double tw = 2.0 * atan2(r.x * a.x + r.y * a.y + r.z * a.z, r.w);
+    const double twist = fmax(fmax(L->lo - tw, tw - L->hi), 0.0);
+    return fmax(swing, twist) * 180.0 / CK_PI;
+}
+
+/* Ragdoll targets (issue 17): at rest within 3 s (kinetic energy below 1e-3 J), nothing past
+ * its range (here: by more than the world's tolerances, 1 deg: a new overshoot of limit_tol
+ * 0.25 deg before a substep is halved, within limit_margin 0.5 deg of a stop before its row
+ * comes). Neither is met today (docs/CONSTRAINTS.md, "The ragdoll"): the test prints where
+ * they stand and asserts what holds, that the fall gains no energy of its own beyond the
+ * integrator's: total energy rises in single steps by at most RAGDOLL_GAIN of what it loses. */
+#define RAGDOLL_RATE 240.0  /* Hz: simulate's (gains init's) */
+#define RAGDOLL_REST_TIME 3.0
+#define RAGDOLL_REST_KE 1e-3
+#define RAGDOLL_RANGE_TOL 1.0
+#define RAGDOLL_GAIN 0.05
+
+START_TEST(ragdoll_dropped_from_standing) {
+    fb_clip* clip;
+    fb_character* ch;
+    ck_load_character(FB_DATA_DIR "/131_01.bvh", FB_DATA_DIR "/character_rules.json", &clip,
+                      &ch);
+    const fb_model* m = ch->model;
+    fb_error err;
+    fb_motion* mo = fb_motion_from_clip(clip, ch, 0.0, 0, 1, &err);
+    ck_assert_msg(mo != NULL, "%s", err.msg);
+    fb_world_opts wo = fb_default_world_opts();
+    wo.dt = 1.0 / RAGDOLL_RATE;
+    fb_world* w = fb_world_create(1, &m, &wo, NULL, &err);
+    ck_assert_msg(w != NULL, "%s", err.msg);
+    fb_data* d = fb_world_data(w, 0);
+    /* the clip's first frame (it stands), its lowest point 1 cm above the ground, at rest */
+    memcpy(d->q, mo->q, (size_t)m->nq * sizeof(double));
+    fb_kinematics_pos(m, d);
+    double low = INFINITY;
+    for (int i = 0; i < m->nshape; i++) {
+        const int b = m->shape[i].body;
+        double R[9];
+        const double p[3] = {d->X_0[b].r.x, d->X_0[b].r.y, d->X_0[b].r.z};
+        for (int r = 0; r < 3; r++) {
+            for (int k = 0; k < 3; k++) {
+                R[r * 3 + k] = d->X_0[b].E.m[k][r]; /* body -> world: E^T */
+            }
+        }
+        low = fmin(low, shape_bottom(&m->shape[i], R, p));
+    }
+    d->q[m->q_adr[1] + 1] += 0.01 - low; /* the root's y: its joint frame is the world's */
+    const int steps = (int)lround(4.0 * RAGDOLL_RATE);
+    double ke_peak = 0.0, ke_rest = NAN, worst = 0.0, gained = 0.0, lost = 0.0;
+    int worst_body = 0, at_rest = -1;
+    double worst_t = 0.0;
+    fb_kinematics(m, d);
+    double ke, pe;
+    fb_energy(m, d, &ke, &pe);
+    double e_prev = ke + pe;
+    for (int k = 1; k <= steps; k++) {
+        ck_assert_msg(fb_world_step(w, &err) == FB_OK, "%s", err.msg);
+        fb_kinematics(m, d);
+        fb_energy(m, d, &ke, &pe);
+        const double de = ke + pe - e_prev;
+        e_prev = ke + pe;
+        gained += fmax(de, 0.0);
+        lost += fmax(-de, 0.0);
+        ke_peak = fmax(ke_peak, ke);
+        at_rest = ke < RAGDOLL_REST_KE ? (at_rest < 0 ? k : at_rest) : -1;
+        if (k == (int)lround(RAGDOLL_REST_TIME * RAGDOLL_RATE)) {
+            ke_rest = ke;
+        }
+        for (int b = 1; b < m->nbody; b++) {
+            const double p = past_range(m, b, d->q + m->q_adr[b]);
+            if (p > worst) {
+                worst = p;
+                worst_body = b;
+                worst_t = k / RAGDOLL_RATE;
+            }
+        }
+    }
+    printf("ragdoll (131_01's character, zero torques, %g Hz) dropped from standing: peak "
+           "kinetic energy %.1f J, %.3g J at %g s (target < %g J), %s; energy gained in the "
+           "steps that gained %.2f J against %.1f J lost; furthest past a range %.2f deg (%s at "
+           "%.3f s)\n",
+           RAGDOLL_RATE, ke_peak, ke_rest, RAGDOLL_REST_TIME, RAGDOLL_REST_KE,
+           at_rest > 0 ? "at rest" : "not at rest by 4 s", gained, lost, worst,
+           m->name[worst_body], worst_t);
+    if (at_rest > 0) {
+        printf("  below %g J from %.3f s on\n", RAGDOLL_REST_KE, at_rest / RAGDOLL_RATE);
+    }
+    fflush(stdout);
+    printf("  targets: at rest by %g s %s; within %g deg of every range %s\n",
+           RAGDOLL_REST_TIME, ke_rest < RAGDOLL_REST_KE ? "met" : "NOT MET", RAGDOLL_RANGE_TOL,
+           worst <= RAGDOLL_RANGE_TOL ? "met" : "NOT MET");
+    fflush(stdout);
+    ck_assert_msg(gained <= RAGDOLL_GAIN * lost, "the fall gained %g J in single steps, lost %g J",
+                  gained, lost);
+    fb_world_destroy(w);
+    fb_motion_destroy(mo);
+    fb_character_destroy(ch);
+    fb_clip_destroy(clip);
+}
+END_TEST
+
 static Suite* falls_suite(void) {
     Suite* s = suite_create("falls");
     TCase* a = tcase_create("131_01");
@@ -423,6 +559,10 @@ static Suite* falls_suite(void) {
     tcase_set_timeout(b, 900);
     tcase_add_test(b, walk_131_03_falls_within_the_targets);
     suite_add_tcase(s, b);
+    TCase* r = tcase_create("ragdoll");
+    tcase_set_timeout(r, 300);
+    tcase_add_test(r, ragdoll_dropped_from_standing);
+    suite_add_tcase(s, r);
     return s;
 }
 

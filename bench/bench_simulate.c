@@ -26,11 +26,22 @@ const char* bench_sim_part_name(bench_sim_part p) {
     return (p >= 0 && p < BSIM_NPART) ? PART_NAMES[p] : "?";
 }
 
-/* Everything shared by the runs. */
+static const char* const PHASE_NAMES[BSIM_NPHASE] = {"standing", "fallen", "asleep"};
+
+const char* bench_sim_phase_name(bench_sim_phase p) {
+    return (p >= 0 && p < BSIM_NPHASE) ? PHASE_NAMES[p] : "?";
+}
+
+bench_sim_options bench_sim_default_options(void) {
+    return (bench_sim_options){.root = FB_ROOT_KINEMATIC, .hits = true};
+}
+
+/* Everything shared by the runs of one root mode. */
 typedef struct sim_setup {
     fb_clip* clip;
     fb_character* ch;
     fb_gains g;
+    int nball;
     fb_hit hit[NBALL];
 } sim_setup;
 
@@ -64,8 +75,9 @@ int bench_load_character(const char* clip_path, fb_clip** clip, fb_character** c
 }
 
 /* The clip, its character (bundled rules), the gains of `gains init` with the accel controller
- * and a kinematic root, and the hits. */
-static int setup_create(sim_setup* s, const char* clip, fb_error* err) {
+ * and the root mode, and the hits (none with hits off). */
+static int setup_create(sim_setup* s, const char* clip, fb_root_mode root, bool hits,
+                        fb_error* err) {
     memset(s, 0, sizeof *s);
     int rc = -1;
     fb_ref* ref = NULL;
@@ -78,9 +90,10 @@ static int setup_create(sim_setup* s, const char* clip, fb_error* err) {
     }
     s->g.rate = SIM_RATE;
     s->g.controller = FB_CTRL_ACCEL;
-    s->g.root.mode = FB_ROOT_KINEMATIC;
+    s->g.root.mode = root;
+    s->nball = hits ? NBALL : 0;
     rc = 0;
-    for (int k = 0; k < NBALL && rc == 0; k++) {
+    for (int k = 0; k < s->nball && rc == 0; k++) {
         rc = fb_hit_parse(HIT_SPECS[k], &s->hit[k], err) == FB_OK ? 0 : -1;
     }
 done:
@@ -105,6 +118,9 @@ typedef struct run_out {
     double part[BSIM_NPART]; /* s, totals */
     long steps, substeps, halvings, impacts;
     double contacts, rows, sweeps; /* sums over steps */
+    int phase_steps[BSIM_NPHASE];
+    double phase_wall[BSIM_NPHASE]; /* s */
+    fb_fall fall;
     int touched[NBALL];
     double mpjpe_sum, mpjpe_max;
     int frames;
@@ -112,10 +128,19 @@ typedef struct run_out {
     unsigned long long q_hash;
 } run_out;
 
-/* One run over the whole clip: fb_sim_create untimed, then fb_sim_step to the end timed. */
+/* The phase the step just taken belongs to. */
+static bench_sim_phase phase_of(fb_sim* sim) {
+    if (fb_tracker_fall(fb_sim_tracker(sim)).cause == FB_FALL_NONE) {
+        return BSIM_STANDING;
+    }
+    return fb_world_asleep(fb_sim_world(sim), 0) ? BSIM_ASLEEP : BSIM_FALLEN;
+}
+
+/* One run over the whole clip: fb_sim_create untimed, then fb_sim_step to the end timed (each
+ * step by itself too, for its phase). */
 static int run_once(const sim_setup* s, run_out* out, fb_error* err) {
     memset(out, 0, sizeof *out);
-    fb_sim* sim = fb_sim_create(s->clip, s->ch, &s->g, s->hit, NBALL, NULL, err);
+    fb_sim* sim = fb_sim_create(s->clip, s->ch, &s->g, s->hit, s->nball, NULL, err);
     if (!sim) {
         return -1;
     }
@@ -123,10 +148,16 @@ static int run_once(const sim_setup* s, run_out* out, fb_error* err) {
     fb_world_reset_stats(w);
     int rc = -1;
     const double t0 = bench_now_s();
+    double t_prev = t0;
     while (!fb_sim_done(sim)) {
         if (fb_sim_step(sim, err) != FB_OK) {
             goto done;
         }
+        const double t_now = bench_now_s();
+        const bench_sim_phase ph = phase_of(sim);
+        out->phase_steps[ph]++;
+        out->phase_wall[ph] += t_now - t_prev;
+        t_prev = t_now;
         const fb_world_stats* st = fb_world_get_stats(w);
         out->steps++;
         out->contacts += st->contacts;
@@ -143,6 +174,7 @@ static int run_once(const sim_setup* s, run_out* out, fb_error* err) {
     out->substeps = st->substeps;
     out->halvings = st->halvings;
     out->impacts = st->impacts;
+    out->fall = fb_tracker_fall(fb_sim_tracker(sim));
     int nf = 0;
     const fb_sim_frame* fr = fb_sim_frames(sim, &nf);
     for (int f = 0; f < nf; f++) {
@@ -151,7 +183,7 @@ static int run_once(const sim_setup* s, run_out* out, fb_error* err) {
     }
     out->frames = nf;
     const fb_hit_result* hr = fb_sim_hits(sim);
-    for (int k = 0; k < NBALL; k++) {
+    for (int k = 0; k < s->nball; k++) {
         out->touched[k] = hr[k].touched;
         out->peak_err[k] = hr[k].peak_err;
     }
@@ -167,36 +199,17 @@ static int cmp_run(const void* a, const void* b) {
     return (x > y) - (x < y);
 }
 
-int bench_simulate_run(const bench_options* opt, const char* clip, bench_sim_result* out,
-                       fb_error* err) {
+/* The result of one setup's runs r[0..runs-1] (sorted here by wall time). */
+static void summarise(const sim_setup* s, const char* clip, run_out* r, int runs,
+                      bench_sim_result* out) {
     memset(out, 0, sizeof *out);
-    out->clip = clip ? clip : FB_DATA_DIR "/131_01.bvh";
-    sim_setup s;
-    if (setup_create(&s, out->clip, err) != 0) {
-        return -1;
-    }
-    const int runs = opt->rounds < BENCH_SIM_MAX_RUNS ? opt->rounds : BENCH_SIM_MAX_RUNS;
-    run_out* r = calloc((size_t)runs + 1, sizeof *r);
-    int rc = -1;
-    if (!r) {
-        snprintf(err->msg, sizeof err->msg, "bench simulate: out of memory");
-        goto done;
-    }
-    for (int k = -1; k < runs; k++) { /* run -1 warms up */
-        if (!opt->quiet) {
-            fprintf(stderr, "\rbench simulate: run %d/%d", k + 1, runs);
-            fflush(stderr);
-        }
-        if (run_once(&s, &r[k < 0 ? runs : k], err) != 0) {
-            goto done;
-        }
-    }
-    if (!opt->quiet) {
-        fprintf(stderr, "\r%40s\r", "");
-    }
     const run_out* first = &r[0];
-    out->nbody = s.ch->model->nbody;
-    out->nv = s.ch->model->nv;
+    out->clip = clip;
+    out->root = s->g.root.mode;
+    out->hits = s->nball > 0;
+    out->nball = s->nball;
+    out->nbody = s->ch->model->nbody;
+    out->nv = s->ch->model->nv;
     out->steps = (int)first->steps;
     out->sim_seconds = (double)first->steps / SIM_RATE;
     out->runs = runs;
@@ -212,10 +225,12 @@ int bench_simulate_run(const bench_options* opt, const char* clip, bench_sim_res
     out->substeps = first->substeps;
     out->halvings = first->halvings;
     out->impacts = first->impacts;
+    out->fall_time = first->fall.cause == FB_FALL_NONE ? NAN : first->fall.time;
+    out->fall_cause = (int)first->fall.cause;
     out->mpjpe_mean = first->mpjpe_sum / (first->frames ? first->frames : 1);
     out->mpjpe_max = first->mpjpe_max;
     out->q_hash = first->q_hash;
-    for (int k = 0; k < NBALL; k++) {
+    for (int k = 0; k < s->nball; k++) {
         out->touched[k] = first->touched[k];
         out->peak_err[k] = first->peak_err[k];
     }
@@ -226,9 +241,60 @@ int bench_simulate_run(const bench_options* opt, const char* clip, bench_sim_res
         out->part[p] = med->part[p] / (double)med->steps * 1e6;
     }
     out->rest = (med->wall - med->part[BSIM_TOTAL]) / (double)med->steps * 1e6;
+    for (int p = 0; p < BSIM_NPHASE; p++) {
+        out->phase_steps[p] = med->phase_steps[p];
+        out->phase_us[p] = med->phase_steps[p] > 0
+                               ? med->phase_wall[p] / med->phase_steps[p] * 1e6
+                               : 0.0;
+    }
+}
+
+int bench_simulate_run(const bench_options* opt, const bench_sim_options* so, const char* clip,
+                       bench_sim_result out[2], fb_error* err) {
+    const char* path = clip ? clip : FB_DATA_DIR "/131_01.bvh";
+    /* the setups: the root asked for, then (when it is not kinematic) the kinematic reference */
+    const int nset = so->root == FB_ROOT_KINEMATIC ? 1 : 2;
+    sim_setup s[2];
+    int made = 0;
+    for (; made < nset; made++) {
+        const fb_root_mode root = made == 0 ? so->root : FB_ROOT_KINEMATIC;
+        if (setup_create(&s[made], path, root, so->hits, err) != 0) {
+            break;
+        }
+    }
+    const int runs = opt->rounds < BENCH_SIM_MAX_RUNS ? opt->rounds : BENCH_SIM_MAX_RUNS;
+    run_out* r = made == nset ? calloc((size_t)nset * ((size_t)runs + 1), sizeof *r) : NULL;
+    int rc = -1;
+    if (made == nset && !r) {
+        snprintf(err->msg, sizeof err->msg, "bench simulate: out of memory");
+    }
+    for (int k = -1; r && k < runs; k++) { /* run -1 warms up */
+        for (int i = 0; i < nset; i++) { /* interleaved: A, B, A, B ... */
+            if (!opt->quiet) {
+                fprintf(stderr, "\rbench simulate: run %d/%d%s", k + 1, runs,
+                        nset > 1 ? (i == 0 ? " (A)" : " (B)") : "");
+                fflush(stderr);
+            }
+            run_out* dst = &r[(size_t)i * ((size_t)runs + 1) + (size_t)(k < 0 ? runs : k)];
+            if (run_once(&s[i], dst, err) != 0) {
+                goto done;
+            }
+        }
+    }
+    if (!r) {
+        goto done;
+    }
+    if (!opt->quiet) {
+        fprintf(stderr, "\r%40s\r", "");
+    }
+    for (int i = 0; i < nset; i++) {
+        summarise(&s[i], path, r + (size_t)i * ((size_t)runs + 1), runs, &out[i]);
+    }
     rc = 0;
 done:
     free(r);
-    setup_destroy(&s);
+    for (int i = 0; i < made; i++) {
+        setup_destroy(&s[i]);
+    }
     return rc;
 }

@@ -42,6 +42,8 @@ START_TEST(bad_usage_exits_2_with_a_message) {
     ck_assert_int_eq(run("bench --calls 10 --batch 20", buf, sizeof buf), 2);
     ck_assert_int_eq(run("bench sleep --sleep-speed -1", buf, sizeof buf), 2);
     ck_assert_ptr_nonnull(strstr(buf, "--sleep-speed: expected a positive number"));
+    ck_assert_int_eq(run("bench simulate --root floating", buf, sizeof buf), 2);
+    ck_assert_ptr_nonnull(strstr(buf, "--root: expected kinematic, assisted or free"));
 }
 END_TEST
 

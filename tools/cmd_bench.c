@@ -46,12 +46,17 @@ static const char USAGE[] =
     "selected) the same world step is also timed against MuJoCo's mj_step with PGS.\n"
     "\n"
     "bench simulate: the character of the CMU walk (data/131_01.bvh) tracking the whole clip\n"
-    "at 240 Hz (accel controller, kinematic root, gains init) with ground contact while two\n"
-    "balls (0.45 kg, r 0.11 m, 10 m/s) hit its left forearm and chest, stepped by fb_sim as\n"
-    "`featherbone simulate` does; --rounds runs after a warm-up run (default 5). Prints the\n"
-    "real-time factor (simulated s per wall s: median, p10, p90, every run) and the time per\n"
-    "step split by the world's timers.\n"
+    "at 240 Hz (accel controller, gains init) with ground contact while two balls (0.45 kg,\n"
+    "r 0.11 m, 10 m/s) hit its left forearm and chest, stepped by fb_sim as `featherbone\n"
+    "simulate` does; --rounds runs after a warm-up run (default 5). Prints the real-time\n"
+    "factor (simulated s per wall s: median, p10, p90, every run) and the time per step split\n"
+    "by the world's timers.\n"
     "  --clip PATH    another clip (the bundled rules must fit it)\n"
+    "  --root MODE    kinematic (default), assisted or free; with assisted or free, runs of\n"
+    "                 the kinematic root are interleaved with them (A, B, A, B ...) and both\n"
+    "                 are printed with their ratio, and each run's steps are split by phase:\n"
+    "                 standing, fallen (awake), asleep\n"
+    "  --no-hits      no balls\n"
     "\n"
     "bench sleep: the character of the CMU walk with zero torques, laid on its back and\n"
     "dropped from 40 cm, stepped 5 s at 240 Hz with sleeping allowed and without, alternating\n"
@@ -174,42 +179,106 @@ static int run_sleep(const bench_options* opt, const bench_sleep_options* so) {
     return EXIT_OK;
 }
 
-static int run_simulate(const bench_options* opt, const char* clip) {
-    bench_sim_result r;
-    fb_error err;
-    if (bench_simulate_run(opt, clip, &r, &err) != 0) {
-        fprintf(stderr, "featherbone bench simulate: %s\n", err.msg);
-        return EXIT_FAIL;
-    }
-    printf("featherbone %s bench simulate: %s, %d bodies, %d dof + 2 balls; 240 Hz, accel, "
-           "kinematic root, ground; %d steps = %.3f s simulated per run\n",
-           FB_VERSION_STRING, r.clip, r.nbody - 1, r.nv, r.steps, r.sim_seconds);
-    printf("real-time factor over %d runs: median %.2fx  p10 %.2fx  p90 %.2fx  (min %.2fx)\n",
-           r.runs, r.rtf_stat.median, r.rtf_stat.p10, r.rtf_stat.p90, r.rtf_stat.min);
+/* One root mode's runs: the real-time factor, the split of a step, the phases, what happened. */
+static void print_simulate(const bench_sim_result* r) {
+    printf("%s root: real-time factor over %d runs: median %.2fx  p10 %.2fx  p90 %.2fx  "
+           "(min %.2fx)\n",
+           fb_root_mode_name(r->root), r->runs, r->rtf_stat.median, r->rtf_stat.p10,
+           r->rtf_stat.p90, r->rtf_stat.min);
     printf("runs:");
-    for (int k = 0; k < r.runs; k++) {
-        printf(" %.2fx", r.rtf[k]);
+    for (int k = 0; k < r->runs; k++) {
+        printf(" %.2fx", r->rtf[k]);
     }
     printf("\nper step (the median run), us:\n");
     for (int p = 0; p < BSIM_NPART; p++) {
-        printf("  %-10s %8.2f\n", bench_sim_part_name((bench_sim_part)p), r.part[p]);
+        printf("  %-10s %8.2f\n", bench_sim_part_name((bench_sim_part)p), r->part[p]);
     }
-    printf("  %-10s %8.2f\n", "rest", r.part[BSIM_TOTAL] - r.part[BSIM_DYNAMICS] -
-                                          r.part[BSIM_BUILD] - r.part[BSIM_SOLVE] -
-                                          r.part[BSIM_COLLISION]);
+    printf("  %-10s %8.2f\n", "rest", r->part[BSIM_TOTAL] - r->part[BSIM_DYNAMICS] -
+                                          r->part[BSIM_BUILD] - r->part[BSIM_SOLVE] -
+                                          r->part[BSIM_COLLISION]);
     printf("  %-10s %8.2f  (fb_sim_step outside the world step: launches, impulses, frames)\n",
-           "outside", r.rest);
+           "outside", r->rest);
     printf("per step: %.1f contacts, %.1f rows, %.1f solver iterations (PGS sweeps, or pivots "
            "of the joint-space solve); %ld substeps, %ld halvings, %ld impacts\n",
-           r.contacts, r.rows, r.sweeps, r.substeps, r.halvings, r.impacts);
-    printf("balls touched: forearm %s, chest %s; peak error of the struck body %.1f cm, "
-           "%.1f cm\n",
-           r.touched[0] ? "yes" : "no", r.touched[1] ? "yes" : "no", 100.0 * r.peak_err[0],
-           100.0 * r.peak_err[1]);
+           r->contacts, r->rows, r->sweeps, r->substeps, r->halvings, r->impacts);
+    if (r->root != FB_ROOT_KINEMATIC) {
+        if (isnan(r->fall_time)) {
+            printf("fall: none\n");
+        } else {
+            printf("fall: at %.3f s (%s)\n", r->fall_time,
+                   fb_fall_cause_name((fb_fall_cause)r->fall_cause));
+        }
+        printf("phases (the median run): ");
+        for (int p = 0; p < BSIM_NPHASE; p++) {
+            printf("%s%s %d steps, %.2f us a step", p ? "; " : "",
+                   bench_sim_phase_name((bench_sim_phase)p), r->phase_steps[p], r->phase_us[p]);
+        }
+        printf("\n");
+    }
+    if (r->nball > 0) {
+        printf("balls touched: forearm %s, chest %s; peak error of the struck body %.1f cm, "
+               "%.1f cm\n",
+               r->touched[0] ? "yes" : "no", r->touched[1] ? "yes" : "no",
+               100.0 * r->peak_err[0], 100.0 * r->peak_err[1]);
+    }
     printf("tracking: MPJPE mean %.4f cm, max %.4f cm; final q hash %016llx\n",
-           100.0 * r.mpjpe_mean, 100.0 * r.mpjpe_max, r.q_hash);
-    printf("target (issue 7): >= 30x real time -- %s\n",
-           r.rtf_stat.median >= 30.0 ? "met" : "missed");
+           100.0 * r->mpjpe_mean, 100.0 * r->mpjpe_max, r->q_hash);
+}
+
+/* The root mode named val (as fb_root_mode_name spells it); false for anything else. */
+static bool parse_root(const char* val, fb_root_mode* out) {
+    for (int k = FB_ROOT_KINEMATIC; val && k <= FB_ROOT_FREE; k++) {
+        if (strcmp(val, fb_root_mode_name((fb_root_mode)k)) == 0) {
+            *out = (fb_root_mode)k;
+            return true;
+        }
+    }
+    return false;
+}
+
+static const char* met(bool ok) {
+    return ok ? "met" : "missed";
+}
+
+static int run_simulate(const bench_options* opt, const bench_sim_options* so,
+                        const char* clip) {
+    bench_sim_result r[2];
+    fb_error err;
+    if (bench_simulate_run(opt, so, clip, r, &err) != 0) {
+        fprintf(stderr, "featherbone bench simulate: %s\n", err.msg);
+        return EXIT_FAIL;
+    }
+    const bool pair = so->root != FB_ROOT_KINEMATIC;
+    printf("featherbone %s bench simulate: %s, %d bodies, %d dof%s; 240 Hz, accel, %s root%s, "
+           "ground; %d steps = %.3f s simulated per run\n",
+           FB_VERSION_STRING, r[0].clip, r[0].nbody - 1, r[0].nv,
+           so->hits ? " + 2 balls" : ", no balls", fb_root_mode_name(so->root),
+           pair ? " (runs interleaved with the kinematic root's)" : "", r[0].steps,
+           r[0].sim_seconds);
+    print_simulate(&r[0]);
+    if (pair) {
+        printf("\n");
+        print_simulate(&r[1]);
+        double ratio[BENCH_SIM_MAX_RUNS];
+        for (int k = 0; k < r[0].runs; k++) {
+            ratio[k] = r[1].wall[k] / r[0].wall[k]; /* pairs: run k of each */
+        }
+        const bench_stat rs = bench_stats(ratio, r[0].runs);
+        printf("\n%s / kinematic, run by run (real-time factors): median %.3f  p10 %.3f  "
+               "p90 %.3f\n",
+               fb_root_mode_name(so->root), rs.median, rs.p10, rs.p90);
+    }
+    const double rtf = r[0].rtf_stat.median;
+    if (so->root == FB_ROOT_KINEMATIC) {
+        printf("target (issue 7): >= 30x real time -- %s\n", met(rtf >= 30.0));
+    } else if (so->root == FB_ROOT_FREE) {
+        printf("targets: issue 17, >= 30x real time with falls -- %s%s\n", met(rtf >= 30.0),
+               so->hits ? "" : " (no balls)");
+        if (so->hits) {
+            printf("         issue 18, >= 50x real time with the two hits -- %s\n",
+                   met(rtf >= 50.0));
+        }
+    }
     return EXIT_OK;
 }
 
@@ -344,6 +413,7 @@ int cmd_bench(int argc, char** argv) {
     bool constraints = false, simulate = false, sleep = false;
     bench_sleep_options so = bench_sleep_default_options();
     const char* clip = NULL;
+    bench_sim_options sim = bench_sim_default_options();
     if (argc > 0 && strcmp(argv[0], "dynamics") == 0) {
         i = 1;
     } else if (argc > 0 && strcmp(argv[0], "constraints") == 0) {
@@ -373,6 +443,16 @@ int cmd_bench(int argc, char** argv) {
             }
             clip = val;
             i++;
+        } else if (strcmp(a, "--root") == 0 && simulate) {
+            if (!val || !parse_root(val, &sim.root)) {
+                fprintf(stderr, "featherbone bench simulate: --root: expected kinematic, "
+                                "assisted or free, found '%s'\n",
+                        val ? val : "(nothing)");
+                return EXIT_USAGE;
+            }
+            i++;
+        } else if (strcmp(a, "--no-hits") == 0 && simulate) {
+            sim.hits = false;
         } else if ((strcmp(a, "--damping") == 0 || strcmp(a, "--sleep-speed") == 0) && sleep) {
             if (!parse_positive_double(a, val, a[2] == 'd' ? &so.damping : &so.sleep_speed)) {
                 return EXIT_USAGE;
@@ -416,7 +496,7 @@ int cmd_bench(int argc, char** argv) {
         return run_constraints(&opt);
     }
     if (simulate) {
-        return run_simulate(&opt, clip);
+        return run_simulate(&opt, &sim, clip);
     }
     if (sleep) {
         return run_sleep(&opt, &so);

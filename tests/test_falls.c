@@ -38,7 +38,7 @@
 #define FRAMES ""
 #define EXCERPT 0
 #else
-#define NSEED 3
+#define NSEED 5
 #define FRAMES " --frames 0:240"
 #define EXCERPT 240
 #endif

@@ -474,6 +474,146 @@ START_TEST(a_ball_on_several_bodies_lists_each_with_its_impulse) {
 }
 END_TEST
 
+/* A series of the report: an array with one entry per frame, each a finite number or (when
+ * nulls are allowed) null; returns how many are numbers. */
+static int ck_series(const cJSON* j, const char* name, int n, bool nulls) {
+    const cJSON* a = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "series"), name);
+    ck_assert_msg(cJSON_IsArray(a), "no series %s", name);
+    ck_assert_msg(cJSON_GetArraySize(a) == n, "series %s: %d entries for %d frames", name,
+                  cJSON_GetArraySize(a), n);
+    int numbers = 0, f = 0;
+    for (const cJSON* e = a->child; e; e = e->next, f++) {
+        const bool num = cJSON_IsNumber(e) && isfinite(e->valuedouble);
+        ck_assert_msg(num || (nulls && cJSON_IsNull(e)), "series %s, frame %d: neither a finite "
+                      "number nor null", name, f);
+        numbers += num;
+    }
+    return numbers;
+}
+
+static double num_at(const cJSON* j, const char* name, int f) {
+    return cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "series"), name), f)
+        ->valuedouble;
+}
+
+static bool null_at(const cJSON* j, const char* name, int f) {
+    return cJSON_IsNull(
+        cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "series"), name), f));
+}
+
+/* The free walk falls (docs/CONTROL.md): the report says when and why, the fallen series
+ * switches once from 0 to 1 at that time, the balance series are numbers or null, and the
+ * terminal's summary says it in the same words. */
+START_TEST(report_of_a_free_root_says_when_it_fell) {
+    char dir[64];
+    ck_tmpdir(dir, sizeof dir, "fall");
+    cJSON* j = simulate_walk(dir, "--root free");
+    char said[sizeof out_buf];
+    memcpy(said, out_buf, sizeof said);
+    const int n = cJSON_GetObjectItem(j, "frames")->valueint;
+    const double dur = cJSON_GetObjectItem(j, "duration_s")->valuedouble;
+    ck_assert_int_eq(n, 994);
+    const cJSON* fall = cJSON_GetObjectItem(j, "fall");
+    ck_assert_msg(cJSON_IsObject(fall), "no fall object in the free walk's report");
+    const double t = cJSON_GetObjectItem(fall, "time_s")->valuedouble;
+    const char* cause = cJSON_GetObjectItem(fall, "cause")->valuestring;
+    const double h = cJSON_GetObjectItem(fall, "root_height_m")->valuedouble;
+    const double hc = cJSON_GetObjectItem(fall, "clip_height_m")->valuedouble;
+    const double tilt = cJSON_GetObjectItem(fall, "tilt_deg")->valuedouble;
+    printf("free walk: fell at %.4f s of %.3f: %s, root %.3f m (the clip's %.3f m), tilt %.1f "
+           "deg\n", t, dur, cause, h, hc, tilt);
+    ck_assert(t > 0.0 && t <= dur);
+    ck_assert(hc > 0.5 && h > 0.0 && tilt >= 0.0 && tilt <= 180.0);
+    /* the cause is what the numbers say: below half the clip's height, or past 60 deg */
+    ck_assert_msg((strcmp(cause, "root too low") == 0 && h < 0.5 * hc) ||
+                      (strcmp(cause, "root tilted") == 0 && tilt > 60.0 && h >= 0.5 * hc),
+                  "cause '%s' with the root at %g of %g m, tilted %g deg", cause, h, hc, tilt);
+    /* fallen: 0 then 1, switching once, at the first frame at or after the fall */
+    ck_assert_int_eq(ck_series(j, "fallen", n, false), n);
+    int switches = 0, first = -1;
+    for (int f = 0; f < n; f++) {
+        const double v = num_at(j, "fallen", f);
+        ck_assert(v == 0.0 || v == 1.0);
+        switches += f > 0 && v != num_at(j, "fallen", f - 1);
+        first = first < 0 && v == 1.0 ? f : first;
+    }
+    ck_assert_int_eq(switches, 1);
+    ck_assert_int_gt(first, 0);
+    ck_assert(num_at(j, "time", first) >= t - 1e-9 && num_at(j, "time", first - 1) < t);
+    /* the balance planner's series: numbers before the fall at most, null after it */
+    const int margins = ck_series(j, "com_margin_cm", n, true);
+    const int targets = ck_series(j, "com_target_distance_cm", n, true);
+    printf("fallen from frame %d; the planner's margin in %d frames, its target in %d\n", first,
+           margins, targets);
+    ck_assert_int_eq(targets, first - 1); /* every frame after the first step, up to the fall */
+    ck_assert(margins > 0 && margins <= targets);
+    for (int f = first; f < n; f++) {
+        ck_assert(null_at(j, "com_margin_cm", f) && null_at(j, "com_target_distance_cm", f));
+    }
+    /* the terminal says it in the same words */
+    char line[160];
+    snprintf(line, sizeof line, "fell at %.2f s: %s (", t, cause);
+    ck_assert_msg(strstr(said, line), "no '%s' in:\n%s", line, said);
+    cJSON_Delete(j);
+    ck_remove_dir(dir);
+}
+END_TEST
+
+/* A kinematic root cannot fall: the fall is null, fallen 0 everywhere, no balance series, and
+ * the terminal says nothing of a fall. An assisted root's mean help is given as a share of the
+ * weight `info` gives the character. */
+START_TEST(report_of_kinematic_and_assisted_roots) {
+    char dir[64];
+    ck_tmpdir(dir, sizeof dir, "kin");
+    cJSON* j = simulate_walk(dir, "--frames 0:240");
+    const int n = cJSON_GetObjectItem(j, "frames")->valueint;
+    ck_assert_msg(cJSON_IsNull(cJSON_GetObjectItem(j, "fall")), "a kinematic root fell");
+    ck_assert_int_eq(ck_series(j, "fallen", n, false), n);
+    ck_assert_int_eq(ck_series(j, "com_margin_cm", n, true), 0);
+    ck_assert_int_eq(ck_series(j, "com_target_distance_cm", n, true), 0);
+    for (int f = 0; f < n; f++) {
+        ck_assert(num_at(j, "fallen", f) == 0.0);
+    }
+    ck_assert_msg(!strstr(out_buf, "fell at") && !strstr(out_buf, "stayed up"), "%s", out_buf);
+    cJSON_Delete(j);
+
+    j = simulate_walk(dir, "--frames 0:240 --root assisted");
+    char said[sizeof out_buf];
+    memcpy(said, out_buf, sizeof said);
+    const cJSON* as = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "summary"), "assistance");
+    const double mean = cJSON_GetObjectItem(as, "mean_force_N")->valuedouble;
+    const double weight = cJSON_GetObjectItem(as, "body_weight_N")->valuedouble;
+    const double pct = cJSON_GetObjectItem(as, "mean_force_weight_percent")->valuedouble;
+    /* the weight from the mass `info` prints (2 decimals) */
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "info '%s/131_01.bvh'", FB_DATA_DIR);
+    ck_assert_int_eq(run(cmd), 0);
+    double kg = 0.0;
+    const char* ml = strstr(out_buf, "\nmass ");
+    ck_assert_msg(ml && sscanf(ml, "\nmass %lf kg", &kg) == 1, "%s", out_buf);
+    /* the help's mean over the recorded frames, from its series */
+    const int nf = cJSON_GetObjectItem(j, "frames")->valueint;
+    ck_assert_int_eq(ck_series(j, "assist_force_N", nf, false), nf);
+    double series_mean = 0.0;
+    for (int f = 1; f < nf; f++) { /* frame 0 is before any help */
+        series_mean += num_at(j, "assist_force_N", f) / (nf - 1);
+    }
+    printf("assisted: mean help %.1f N (the series' mean %.1f N), %.2f%% of %.1f N (info: %.2f "
+           "kg)\n", mean, series_mean, pct, weight, kg);
+    ck_assert_double_eq_tol(weight, kg * 9.81, 0.005 * 9.81 + 1e-9);
+    ck_assert_double_eq_tol(pct, 100.0 * mean / weight, 1e-9);
+    ck_assert_double_eq_tol(mean, series_mean, 0.05 * series_mean);
+    ck_assert(cJSON_IsNull(cJSON_GetObjectItem(j, "fall")) ==
+              (strstr(said, "stayed up") != NULL));
+    char line[96];
+    snprintf(line, sizeof line, "root assistance: %.0f N mean (%.1f%% of the body's weight",
+             mean, pct);
+    ck_assert_msg(strstr(said, line), "no '%s' in:\n%s", line, said);
+    cJSON_Delete(j);
+    ck_remove_dir(dir);
+}
+END_TEST
+
 START_TEST(bad_input_exits_2_names_the_line_and_writes_nothing) {
     char dir[64], cmd[2048];
     ck_tmpdir(dir, sizeof dir, "bad");
@@ -498,6 +638,8 @@ static Suite* export_suite(void) {
     tcase_add_test(tr, report_torques_are_finite_from_frame_0);
     tcase_add_test(tr, random_hits_on_a_1_s_clip_are_spread);
     tcase_add_test(tr, a_ball_on_several_bodies_lists_each_with_its_impulse);
+    tcase_add_test(tr, report_of_a_free_root_says_when_it_fell);
+    tcase_add_test(tr, report_of_kinematic_and_assisted_roots);
     tcase_add_test(tr, bad_input_exits_2_names_the_line_and_writes_nothing);
     suite_add_tcase(s, tr);
     return s;

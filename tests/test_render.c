@@ -336,6 +336,26 @@ static void ck_report_contents(const char* html, const sim_case* c, int nchart) 
     const bool assisted = c->g.root.mode == FB_ROOT_ASSISTED;
     ck_assert(!strstr(html, "<h2>Root assistance</h2>") == !assisted);
     ck_assert(!strstr(html, "<td>root assistance: peak force</td>") == !assisted);
+    ck_assert(!strstr(html, "<td>root assistance: mean force (") == !assisted);
+    /* the balance chart with a free root, the fall stated and marked on every chart when the
+     * character fell */
+    const bool free_root = c->g.root.mode == FB_ROOT_FREE;
+    ck_assert(!strstr(html, "<h2>Balance</h2>") == !free_root);
+    ck_assert(!strstr(html, "Centre of mass against the support") == !free_root);
+    const fb_fall fall = fb_tracker_fall(fb_sim_tracker(c->s));
+    if (fall.cause != FB_FALL_NONE) {
+        char cell[96], mark[96];
+        snprintf(cell, sizeof cell, "<td>fell at %.2f s: %s (", fall.time,
+                 fb_fall_cause_name(fall.cause));
+        snprintf(mark, sizeof mark, ">fell: %s</text>", fb_fall_cause_name(fall.cause));
+        ck_assert_msg(strstr(html, cell), "the summary has no '%s'", cell);
+        ck_assert_int_eq(count(html, mark), nchart);
+    } else {
+        ck_assert(strstr(html, c->g.root.mode == FB_ROOT_KINEMATIC
+                                   ? "<td>none: a kinematic root cannot fall</td>"
+                                   : "<td>stayed up</td>"));
+        ck_assert_int_eq(count(html, ">fell: "), 0);
+    }
     ck_assert_int_eq(count(html, "<svg"), nchart);
     ck_assert_int_eq(count(html, "</svg>"), nchart);
     ck_assert_int_eq(count(html, ">hit 1</text>"), nchart); /* the hit marked on every chart */
@@ -449,13 +469,29 @@ START_TEST(simulation_report_page) {
 }
 END_TEST
 
-/* With the root assisted the page adds the assistance chart and totals. */
+/* With the root assisted the page adds the assistance charts (the wrench, and the force as a
+ * share of the weight) and totals. */
 START_TEST(simulation_report_page_assisted) {
     sim_case c;
     run_sim(&c, FB_ROOT_ASSISTED);
     char dir[512];
     make_dir(dir, sizeof dir);
-    free(write_report(&c, dir, "report-assisted", 8));
+    free(write_report(&c, dir, "report-assisted", 9));
+    free_sim(&c);
+    drop_dir(dir);
+}
+END_TEST
+
+/* With a free root the page adds the balance chart; the walk falls, and the fall is in the
+ * summary and on every chart. */
+START_TEST(simulation_report_page_free) {
+    sim_case c;
+    run_sim(&c, FB_ROOT_FREE);
+    ck_assert_msg(fb_tracker_fall(fb_sim_tracker(c.s)).cause != FB_FALL_NONE,
+                  "the free walk did not fall: the fall's marks are not checked");
+    char dir[512];
+    make_dir(dir, sizeof dir);
+    free(write_report(&c, dir, "report-free", 8));
     free_sim(&c);
     drop_dir(dir);
 }
@@ -471,6 +507,7 @@ int main(void) {
     }
     tcase_add_test(tc, simulation_report_page);
     tcase_add_test(tc, simulation_report_page_assisted);
+    tcase_add_test(tc, simulation_report_page_free);
     suite_add_tcase(s, tc);
     const int rc = ck_run_suite(s);
     if (rc == EXIT_SUCCESS && !have_chromium) {

@@ -469,6 +469,149 @@ START_TEST(a_hit_too_strong_ends_as_a_fall_not_an_explosion) {
 }
 END_TEST
 
+/* An assisted root's help as a world vector (fb_tracker_assist) is what changes the
+ * character's linear momentum beyond gravity and the ground: over every step of one substep,
+ * p_after - p_before - m g h - J_ground against F h, summed over the excerpt (the momentum
+ * from fb_momentum, the ground's impulse from the contact rows: neither from the tracker). */
+START_TEST(an_assisted_roots_help_is_what_moves_its_momentum) {
+    walk w = load_walk(FB_CTRL_ACCEL, FB_ROOT_ASSISTED);
+    const fb_model* m = w.ch->model;
+    fb_error err;
+    fb_sim_opts o = fb_default_sim_opts();
+    o.last = 240; /* 2 s */
+    fb_sim* s = fb_sim_create(w.clip, w.ch, &w.g, NULL, 0, &o, &err);
+    ck_assert_msg(s != NULL, "%s", err.msg);
+    fb_world* wo = fb_sim_world(s);
+    fb_tracker* tr = fb_sim_tracker(s);
+    const double h = 1.0 / w.g.rate, mass = fb_model_mass(m);
+    const fb_v3 g = m->opt.gravity;
+    fb_v3 help = {0, 0, 0}, moved = {0, 0, 0};
+    int steps = 0;
+    double worst_mag = 0.0, mag = 0.0;
+    while (!fb_sim_done(s)) {
+        const fb_v3 p0 = momentum(s, m);
+        const long sub0 = fb_world_get_stats(wo)->substeps;
+        ck_assert_int_eq(fb_sim_step(s, &err), FB_OK);
+        fb_v3 f, n;
+        fb_tracker_assist(tr, &f, &n);
+        fb_track_metrics mt;
+        fb_tracker_measure(tr, &mt, NULL);
+        const double fn = sqrt(f.x * f.x + f.y * f.y + f.z * f.z);
+        const double nn = sqrt(n.x * n.x + n.y * n.y + n.z * n.z);
+        worst_mag = fmax(worst_mag, fmax(fabs(fn - mt.assist_force) / fmax(mt.assist_force, 1.0),
+                                         fabs(nn - mt.assist_torque) / fmax(mt.assist_torque, 1.0)));
+        if (fb_world_get_stats(wo)->substeps != sub0 + 1) {
+            continue; /* a halved step: the last substep's help is not the step's */
+        }
+        const fb_v3 p1 = momentum(s, m), jg = fb_world_pair_impulse(wo, 0, -1);
+        moved = (fb_v3){moved.x + p1.x - p0.x - mass * g.x * h - jg.x,
+                        moved.y + p1.y - p0.y - mass * g.y * h - jg.y,
+                        moved.z + p1.z - p0.z - mass * g.z * h - jg.z};
+        help = (fb_v3){help.x + f.x * h, help.y + f.y * h, help.z + f.z * h};
+        mag += fn * h;
+        steps++;
+    }
+    const fb_v3 neg = {-help.x, -help.y, -help.z};
+    const double rel = rel_sum(moved, neg);
+    printf("assisted root, %d steps of one substep: the help's impulse (%.2f %.2f %.2f) N s "
+           "(mean force %.1f N, mean magnitude %.1f N), the momentum's change less gravity and "
+           "the ground (%.2f %.2f %.2f) N s: %.2e relative; magnitudes against the metrics: "
+           "%.1e\n",
+           steps, help.x, help.y, help.z,
+           sqrt(help.x * help.x + help.y * help.y + help.z * help.z) / (steps * h),
+           mag / (steps * h), moved.x, moved.y, moved.z, rel, worst_mag);
+    ck_assert_int_gt(steps, 400);
+    ck_assert_double_lt(worst_mag, 1e-12);
+    /* the integrator keeps momentum to O(h^2) per step (see the root share's test); a turned
+     * or mirrored vector would be off by its whole size */
+    ck_assert_double_lt(rel, 0.02);
+    fb_sim_destroy(s);
+    free_walk(&w);
+}
+END_TEST
+
+/* degrees per radian, for messages */
+#define DEG (180.0 / 3.14159265358979323846)
+
+/* The angle (rad) between the world's up and where body 1 of pose `a` carries the up of body
+ * 1 of pose `b` (kinematics current in both): the root's tilt from the clip's. */
+static double root_tilt(const fb_model* m, const fb_data* a, const fb_data* b) {
+    const fb_m3 ra = fb_body_rot(m, a, 1), rb = fb_body_rot(m, b, 1);
+    /* rb^T up: the clip root's up in its body axes; ra of that: in the world */
+    const double ub[3] = {rb.m[1][0], rb.m[1][1], rb.m[1][2]};
+    const double y = ra.m[1][0] * ub[0] + ra.m[1][1] * ub[1] + ra.m[1][2] * ub[2];
+    return acos(fmax(-1.0, fmin(1.0, y)));
+}
+
+/* A free root that falls: the recorded frames say fallen from the first one at or after the
+ * tracker's fall on, never before, and never go back; at the frames around it the root's
+ * height and tilt against the reference the tracker drives toward (fb_ref_grounded of the
+ * clip's), computed here by forward kinematics, are on either side of the thresholds; the
+ * balance planner's margin and target distance are numbers only while it can run. */
+START_TEST(a_free_root_that_falls_is_recorded_fallen_from_then_on) {
+    walk w = load_walk(FB_CTRL_ACCEL, FB_ROOT_FREE);
+    const fb_model* m = w.ch->model;
+    fb_error err;
+    fb_sim_opts o = fb_default_sim_opts();
+    o.last = 360; /* 3 s: the walk falls within its first 1.2 s */
+    fb_sim* s = fb_sim_create(w.clip, w.ch, &w.g, NULL, 0, &o, &err);
+    ck_assert_msg(s != NULL, "%s", err.msg);
+    ck_assert_int_eq(fb_sim_run(s, NULL, NULL, &err), FB_OK);
+    const fb_fall fall = fb_tracker_fall(fb_sim_tracker(s));
+    int n = 0;
+    const fb_sim_frame* fr = fb_sim_frames(s, &n);
+    ck_assert_msg(fall.cause != FB_FALL_NONE, "the free walk did not fall in 3 s");
+    int first = -1, switches = 0, planned = 0;
+    for (int f = 0; f < n; f++) {
+        switches += f > 0 && fr[f].fallen != fr[f - 1].fallen;
+        first = first < 0 && fr[f].fallen ? f : first;
+        ck_assert_msg(fr[f].fallen == (fr[f].time >= fall.time - 1e-9),
+                      "frame %d at %.4f s: fallen %d, the fall at %.4f s", f, fr[f].time,
+                      fr[f].fallen, fall.time);
+        /* the planner runs from the first step until the fall */
+        const bool ran = f > 0 && !fr[f].fallen;
+        ck_assert_msg(isfinite(fr[f].com_target_dist) == ran, "frame %d: target distance %g", f,
+                      fr[f].com_target_dist);
+        ck_assert(isnan(fr[f].com_margin) || ran);
+        planned += isfinite(fr[f].com_margin);
+    }
+    ck_assert_int_eq(switches, 1);
+    ck_assert_int_gt(first, 1);
+    /* the frames either side of the fall, by forward kinematics against the grounded clip */
+    fb_ref* ground = fb_ref_grounded(m, fb_sim_ref(s), NULL, &err);
+    ck_assert_msg(ground != NULL, "%s", err.msg);
+    fb_data* a = fb_data_create(m, NULL, &err);
+    fb_data* b = fb_data_create(m, NULL, &err);
+    double* tmp = calloc((size_t)m->nv, sizeof(double));
+    double height[2], clip_height[2], tilt[2];
+    for (int k = 0; k < 2; k++) {
+        const int f = first - 1 + k;
+        memcpy(a->q, fb_sim_frame_q(s, f), (size_t)m->nq * sizeof(double));
+        fb_ref_at(m, ground, fr[f].time, b->q, NULL, NULL, NULL, tmp);
+        fb_kinematics_pos(m, a);
+        fb_kinematics_pos(m, b);
+        height[k] = fb_point_pos(m, a, 1, (fb_v3){0, 0, 0}).y;
+        clip_height[k] = fb_point_pos(m, b, 1, (fb_v3){0, 0, 0}).y;
+        tilt[k] = root_tilt(m, a, b);
+    }
+    printf("free walk: %s at %.4f s (root %.3f m, the clip's %.3f m, tilt %.1f deg); frames "
+           "%d-%d: root %.3f/%.3f m of the clip's %.3f/%.3f m, tilt %.1f/%.1f deg; the planner's "
+           "margin known in %d frames\n",
+           fb_fall_cause_name(fall.cause), fall.time, fall.height, fall.clip_height,
+           fall.tilt * DEG, first - 1, first, height[0], height[1], clip_height[0],
+           clip_height[1], tilt[0] * DEG, tilt[1] * DEG, planned);
+    const double tilt_max = FB_FALL_TILT_DEG / DEG;
+    ck_assert(height[0] >= FB_FALL_HEIGHT_FRACTION * clip_height[0] && tilt[0] <= tilt_max);
+    ck_assert(height[1] < FB_FALL_HEIGHT_FRACTION * clip_height[1] || tilt[1] > tilt_max);
+    free(tmp);
+    fb_data_destroy(b);
+    fb_data_destroy(a);
+    fb_ref_destroy(ground);
+    fb_sim_destroy(s);
+    free_walk(&w);
+}
+END_TEST
+
 START_TEST(same_inputs_give_identical_results) {
     walk w = load_walk(FB_CTRL_ACCEL, FB_ROOT_KINEMATIC);
     fb_hit hs[3];
@@ -604,6 +747,8 @@ static Suite* sim_suite(void) {
     tcase_add_test(tr, a_ball_on_several_bodies_lists_each_and_the_root_share);
     tcase_add_test(tr, head_torso_and_leg_hits_react_and_recover);
     tcase_add_test(tr, a_hit_too_strong_ends_as_a_fall_not_an_explosion);
+    tcase_add_test(tr, an_assisted_roots_help_is_what_moves_its_momentum);
+    tcase_add_test(tr, a_free_root_that_falls_is_recorded_fallen_from_then_on);
     tcase_add_test(tr, same_inputs_give_identical_results);
     tcase_add_test(tr, a_hit_added_while_running_equals_one_given_at_the_start);
     suite_add_tcase(s, tr);

@@ -22,6 +22,10 @@
  * the original byte for byte. With the panel built, a screenshot with it open shows it (a
  * dark window where the sky was).
  *
+ * Balance: with a free root (a gains file whose root mode is free), the frame at 0.5 s shows
+ * the balance overlay's cyan near the feet (the support polygon, the centre of mass's ground
+ * disc and the planner's target); with the overlay toggled off by its key (B), none.
+ *
  * Without xvfb-run, or when the viewer says there is no OpenGL 3.3 (its exit code 3), the test
  * reports itself skipped (exit 77) with the reason: it never passes without looking. */
 #define _POSIX_C_SOURCE 200809L
@@ -348,12 +352,18 @@ static void check_one_line_changed(const char* orig, const char* edited) {
           a[open]);
 }
 
+/* `featherbone gains init` of the bundled clip into path. */
+static void gains_init(const char* path) {
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "'%s' gains init '%s/131_01.bvh' -o '%s' >/dev/null", FB_CLI_PATH,
+             FB_DATA_DIR, path);
+    CHECK(run(cmd) == 0, "gains init failed");
+}
+
 static void check_gains(const char* out) {
     char orig[1024], cmd[8192], text[8192], more[2200];
     snprintf(orig, sizeof orig, "%s/gains.json", out);
-    snprintf(cmd, sizeof cmd, "'%s' gains init '%s/131_01.bvh' -o '%s' >/dev/null", FB_CLI_PATH,
-             FB_DATA_DIR, orig);
-    CHECK(run(cmd) == 0, "gains init failed");
+    gains_init(orig);
     snprintf(text, sizeof text,
              "# test_viewer: gains edited through the panel's path, saved, exported, undone\n"
              "0.5 throw LeftElbow\n"
@@ -425,6 +435,121 @@ static void check_gains(const char* out) {
     stbi_image_free(px);
 }
 
+/* The balance overlay's cyan (render.h: green and blue both above red by more than 0.3 of
+ * the range, which no other colour drawn has). */
+#define OVERLAY_LEAD 76
+/* Its support polygon's violet-blue (render.h: hue 259 deg, blue highest, green lowest,
+ * (R - G) / (B - G) = 0.31, kept when blended with the grey ground): a pixel of that hue
+ * within 14 deg, (R - G) / (B - G) in [0.1, 0.5], and B - G at least this. */
+#define SUPPORT_CHROMA 40
+/* Pixels of each the free root's frame must show near the feet (measured: see the log). */
+#define OVERLAY_FEET_MIN 40
+#define SUPPORT_FEET_MIN 20
+
+static bool overlay_pixel(const unsigned char* p) {
+    return p[1] - p[0] > OVERLAY_LEAD && p[2] - p[0] > OVERLAY_LEAD;
+}
+
+static bool support_pixel(const unsigned char* p) {
+    const int r = p[0], g = p[1], b = p[2];
+    return b > r && r > g && b - g >= SUPPORT_CHROMA && 10 * (r - g) >= (b - g) &&
+           2 * (r - g) <= (b - g);
+}
+
+/* The character's box (x0, y0, x1, y1: its coloured pixels but the overlay's); false when
+ * there are none. */
+static bool body_box(const unsigned char* px, int* box) {
+    box[0] = W, box[1] = H, box[2] = -1, box[3] = -1;
+    for (int y = 0; y < H; y++) {
+        for (int x = 0; x < W; x++) {
+            const unsigned char* p = px + 3 * (y * W + x);
+            if (coloured_fraction(p, 1) > 0.0 && !overlay_pixel(p) && !support_pixel(p)) {
+                box[0] = x < box[0] ? x : box[0];
+                box[1] = y < box[1] ? y : box[1];
+                box[2] = x > box[2] ? x : box[2];
+                box[3] = y > box[3] ? y : box[3];
+            }
+        }
+    }
+    return box[2] >= 0;
+}
+
+/* Pixels that `is` in the rectangle [x0, x1] x [y0, y1] (clipped to the image). */
+static long pixels_in(const unsigned char* px, bool (*is)(const unsigned char*), int x0, int y0,
+                      int x1, int y1) {
+    long n = 0;
+    for (int y = y0 < 0 ? 0 : y0; y <= y1 && y < H; y++) {
+        for (int x = x0 < 0 ? 0 : x0; x <= x1 && x < W; x++) {
+            n += is(px + 3 * (y * W + x));
+        }
+    }
+    return n;
+}
+
+/* The balance overlay: with a free root (a `gains init` file with the root's mode free), at
+ * 0.5 s while the planner holds the walk on its stance foot, the frame has pixels of the
+ * overlay's colour near the feet (the bottom quarter of the character's box, widened); the
+ * same frame with the overlay toggled off by its key (B) has none anywhere. */
+static void check_balance_overlay(const char* out) {
+    char gains[1024], text[8192], more[1200];
+    snprintf(gains, sizeof gains, "%s/gains_free.json", out);
+    gains_init(gains);
+    static char file[1 << 17];
+    CHECK(slurp(gains, file, sizeof file), "cannot read %s", gains);
+    char* mode = strstr(file, "\"mode\":\t\"kinematic\"");
+    CHECK(mode, "no root mode in %s", gains);
+    if (!mode) {
+        return;
+    }
+    FILE* f = fopen(gains, "w");
+    CHECK(f && fprintf(f, "%.*s\"mode\":\t\"free\"%s", (int)(mode - file), file,
+                       mode + strlen("\"mode\":\t\"kinematic\"")) > 0 && fclose(f) == 0,
+          "cannot write %s", gains);
+    snprintf(text, sizeof text,
+             "# test_viewer: the balance overlay of a free root, on and off (B)\n"
+             "0.0 key f\n"
+             "0.0 orbit -40 10\n"
+             "0.0 zoom 8\n"
+             "0.5 screenshot %s/balance_on.png\n"
+             "0.5 key b\n"
+             "0.5 screenshot %s/balance_off.png\n"
+             "0.6 quit\n",
+             out, out);
+    snprintf(more, sizeof more, "--gains '%s' --no-hud", gains);
+    char said[16384];
+    const int rc = run_script(out, "balance", text, more, said, sizeof said);
+    CHECK(rc == 0, "the balance script exited %d", rc);
+    char on_path[1024], off_path[1024];
+    snprintf(on_path, sizeof on_path, "%s/balance_on.png", out);
+    snprintf(off_path, sizeof off_path, "%s/balance_off.png", out);
+    unsigned char* on = load(on_path);
+    unsigned char* off = load(off_path);
+    int box[4];
+    if (on && off && body_box(on, box)) {
+        const int bw = box[2] - box[0], bh = box[3] - box[1];
+        const int x0 = box[0] - bw / 3, y0 = box[3] - bh / 4, x1 = box[2] + bw / 3,
+                  y1 = box[3] + bh / 10;
+        const long feet = pixels_in(on, overlay_pixel, x0, y0, x1, y1);
+        const long support = pixels_in(on, support_pixel, x0, y0, x1, y1);
+        const long all_on = pixels_in(on, overlay_pixel, 0, 0, W - 1, H - 1) +
+                            pixels_in(on, support_pixel, 0, 0, W - 1, H - 1);
+        const long all_off = pixels_in(off, overlay_pixel, 0, 0, W - 1, H - 1) +
+                             pixels_in(off, support_pixel, 0, 0, W - 1, H - 1);
+        printf("balance overlay, free root at 0.5 s: character box (%d, %d)-(%d, %d); near the "
+               "feet %ld pixels of the overlay's cyan (at least %d) and %ld of the support "
+               "polygon's violet (at least %d); %ld in all; with B off %ld\n",
+               box[0], box[1], box[2], box[3], feet, OVERLAY_FEET_MIN, support,
+               SUPPORT_FEET_MIN, all_on, all_off);
+        CHECK(feet >= OVERLAY_FEET_MIN, "%ld overlay pixels near the feet", feet);
+        CHECK(support >= SUPPORT_FEET_MIN, "%ld support polygon pixels near the feet", support);
+        CHECK(all_off == 0, "%ld overlay pixels with the overlay off", all_off);
+    } else {
+        CHECK(false, "no character in %s", on_path);
+    }
+    stbi_image_free(on);
+    stbi_image_free(off);
+}
+
 int main(void) {
     const char* out = FB_TEST_OUT_DIR;
     mkdir(out, 0777);
@@ -478,6 +603,7 @@ int main(void) {
     check_hit_frames(out);
     check_script(out);
     check_gains(out);
+    check_balance_overlay(out);
     check_no_leftovers(out);
     printf("%s\n", failures ? "test_viewer: FAILED" : "test_viewer: passed");
     return failures ? 1 : 0;

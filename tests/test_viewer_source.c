@@ -10,6 +10,8 @@
  *     and says so, a good one restarts the take with it at the same time, a deleted one is
  *     reported once;
  *   clip playback refuses balls and exports with a reason;
+ *   the balance overlay: the centre of mass, a free root's support polygon (its margin against
+ *     the planner's), the HUD's "FALLEN at" once fallen, an assisted root's help at its root;
  *   the gains editor (viewer/gains_edit.c, the panel's path): an edit of one joint changes
  *     exactly that gain, checked against gains resolved here by hand from the rules; a glob
  *     edits a group, mirror its twin; a rule overridden later is moved last or, when that
@@ -233,6 +235,115 @@ START_TEST(playback_refuses_balls_and_exports) {
     ck_assert(!source_export(s, "/tmp/never", msg, sizeof msg));
     ck_assert_msg(strstr(msg, "nothing simulated"), "%s", msg);
     ck_assert(!source_poll(s));
+    source_close(s);
+}
+END_TEST
+
+/* Distance (m) from q to the boundary of the counter-clockwise polygon h on the ground, seen
+ * from above; negative outside: computed here, apart from the planner's hull (balance.c) and
+ * the overlay's (overlay.c), to hold them against each other. */
+static double margin_in(const fb_v3* h, int n, fb_v3 q) {
+    double best = INFINITY;
+    bool inside = true;
+    for (int i = 0; i < n; i++) {
+        const fb_v3 a = h[i], b = h[(i + 1) % n];
+        const double ex = b.x - a.x, ez = b.z - a.z, l2 = ex * ex + ez * ez;
+        /* left of a->b seen from above (x right, -z up) */
+        inside = inside && ex * (a.z - q.z) - (a.x - q.x) * ez >= 0.0;
+        double t = l2 > 0.0 ? ((q.x - a.x) * ex + (q.z - a.z) * ez) / l2 : 0.0;
+        t = fmin(1.0, fmax(0.0, t));
+        const double dx = a.x + t * ex - q.x, dz = a.z + t * ez - q.z;
+        best = fmin(best, sqrt(dx * dx + dz * dz));
+    }
+    return inside ? best : -best;
+}
+
+/* The balance overlay follows the simulation: the centre of mass (the mass-weighted mean of
+ * the bodies' centres, computed here), a free root's support polygon while the planner runs
+ * (every support point inside it, and the planner's margin the distance computed here from
+ * it), nothing of it once fallen, and the HUD's "FALLEN at" line; an assisted root's help at
+ * its root; a kinematic root shows only the centre of mass. */
+START_TEST(the_balance_overlay_follows_the_simulation) {
+    source* s = open_source(NULL, false);
+    char msg[256];
+    fb_gains g = *source_gains(s);
+    const fb_model* m = source_get_view(s)->model;
+    const int nf = (int)(1.6 * 120.0);
+    int planned = 0, polygons = 0, fallen_at = -1, helped = 0;
+    double worst_margin = 0.0, worst_com = 0.0;
+    for (int mode = 0; mode < 3; mode++) {
+        g.root.mode = (fb_root_mode)mode;
+        ck_assert_msg(source_set_gains(s, &g, msg, sizeof msg), "%s", msg);
+        advance(s, 0.0);
+        for (int f = 1; f <= nf; f++) {
+            advance(s, f / 120.0);
+            const source_view* v = source_get_view(s);
+            const source_balance* b = &v->balance;
+            /* the centre of mass, from the bodies' own */
+            double mass = 0.0;
+            fb_v3 c = {0, 0, 0};
+            for (int i = 1; i < m->nbody; i++) {
+                const double mi = m->I[i].m;
+                const fb_v3 ci = {m->I[i].h.x / mi, m->I[i].h.y / mi, m->I[i].h.z / mi};
+                const fb_v3 p = fb_point_pos(m, v->data, i, ci);
+                c = (fb_v3){c.x + mi * p.x, c.y + mi * p.y, c.z + mi * p.z};
+                mass += mi;
+            }
+            ck_assert(b->com_known);
+            worst_com = fmax(worst_com, fabs(b->com.x - c.x / mass) + fabs(b->com.y - c.y / mass) +
+                                            fabs(b->com.z - c.z / mass));
+            if (mode != FB_ROOT_FREE) {
+                ck_assert(!b->planner && b->nsupport == 0 && b->fall.cause == FB_FALL_NONE);
+                if (mode == FB_ROOT_ASSISTED && b->assist) {
+                    helped++;
+                    const fb_v3 r = fb_point_pos(m, v->data, 1, (fb_v3){0, 0, 0});
+                    ck_assert(r.x == b->assist_at.x && r.y == b->assist_at.y &&
+                              r.z == b->assist_at.z);
+                    ck_assert_msg(strncmp(v->line[4], "help at the root: ", 18) == 0, "%s",
+                                  v->line[4]);
+                }
+                ck_assert(mode == FB_ROOT_ASSISTED || (!b->assist && v->line[4][0] == '\0'));
+                continue;
+            }
+            ck_assert(!b->assist);
+            if (b->fall.cause != FB_FALL_NONE) {
+                fallen_at = fallen_at < 0 ? f : fallen_at;
+                char want[64];
+                snprintf(want, sizeof want, "FALLEN at %.2f s (%s)", b->fall.time,
+                         fb_fall_cause_name(b->fall.cause));
+                ck_assert_msg(strcmp(v->line[4], want) == 0, "'%s', expected '%s'", v->line[4],
+                              want);
+                ck_assert(!b->planner && b->nsupport == 0);
+                continue;
+            }
+            ck_assert_msg(b->planner, "frame %d: a standing free root without the planner", f);
+            planned++;
+            const fb_balance_info* bi =
+                fb_tracker_balance(fb_sim_tracker((fb_sim*)source_sim(s)));
+            if (b->nsupport == 0) {
+                ck_assert(isnan(b->margin));
+                continue;
+            }
+            polygons++;
+            for (int k = 0; k < bi->npoint; k++) {
+                ck_assert(margin_in(b->support, b->nsupport, bi->point[k]) >= -1e-12);
+            }
+            /* the planner measured the centre of mass at the start of its substep */
+            worst_margin = fmax(worst_margin, fabs(margin_in(b->support, b->nsupport, bi->com) -
+                                                   b->margin));
+            ck_assert_msg(strncmp(v->line[4], "balance: centre of mass ", 24) == 0, "%s",
+                          v->line[4]);
+        }
+    }
+    printf("balance overlay: free root planned %d frames, %d with a support polygon; fallen from "
+           "frame %d; the planner's margin against the overlay's polygon within %.1e m; the "
+           "centre of mass within %.1e m; the assisted root helped in %d of %d frames\n",
+           planned, polygons, fallen_at, worst_margin, worst_com, helped, nf);
+    ck_assert_int_gt(polygons, 5);
+    ck_assert_int_gt(fallen_at, 0);
+    ck_assert_int_gt(helped, nf / 2);
+    ck_assert_double_lt(worst_margin, 1e-9);
+    ck_assert_double_lt(worst_com, 1e-9);
     source_close(s);
 }
 END_TEST
@@ -523,6 +634,7 @@ static Suite* suite(void) {
     tcase_add_test(tc, a_thrown_ball_strikes_and_replays_bit_for_bit);
     tcase_add_test(tc, the_gains_file_is_watched);
     tcase_add_test(tc, playback_refuses_balls_and_exports);
+    tcase_add_test(tc, the_balance_overlay_follows_the_simulation);
     tcase_add_test(tc, bad_inputs_are_refused);
     tcase_add_test(tc, one_joint_edit_is_one_number_of_the_file);
     tcase_add_test(tc, rules_the_edit_cannot_reach);

@@ -223,8 +223,8 @@ static void print_ref_notes(const fb_ref* ref, const fb_model* m, FILE* log, con
 }
 
 /* The summary lines on the terminal. */
-static void print_summary(const fb_sim* s, const fb_model* m, double wall, FILE* log,
-                          const char* tag) {
+static void print_summary(const fb_sim* s, const fb_model* m, const fb_gains* g, double wall,
+                          FILE* log, const char* tag) {
     sim_summary sm;
     sim_summarize(s, m, &sm);
     fprintf(log, "%s: %.2f s simulated in %.2f s wall (%.1fx real time); MPJPE mean %.2f cm, "
@@ -233,9 +233,16 @@ static void print_summary(const fb_sim* s, const fb_model* m, double wall, FILE*
             100.0 * sm.mpjpe_mean, 100.0 * sm.mpjpe_max, sm.mpjpe_max_time, sm.limit_frames,
             sm.nframe);
     if (sm.assist.peak_force > 0.0 || sm.assist.peak_torque > 0.0) {
-        fprintf(log, "%s: root assistance: %.1f N s and %.1f N m s in all, peaks %.0f N and "
-                "%.0f N m\n", tag, sm.assist.force_impulse, sm.assist.torque_impulse,
-                sm.assist.peak_force, sm.assist.peak_torque);
+        fprintf(log, "%s: root assistance: %.0f N mean (%.1f%% of the body's weight, %.0f N), "
+                "%.1f N s and %.1f N m s in all, peaks %.0f N (%.0f%%) and %.0f N m\n", tag,
+                sm.assist_mean_force, 100.0 * sm.assist_mean_force / sm.weight, sm.weight,
+                sm.assist.force_impulse, sm.assist.torque_impulse, sm.assist.peak_force,
+                100.0 * sm.assist.peak_force / sm.weight, sm.assist.peak_torque);
+    }
+    char fall[160];
+    sim_fall_text(&sm, g->root.mode, fall, sizeof fall);
+    if (fall[0]) {
+        fprintf(log, "%s: %s\n", tag, fall);
     }
     for (int k = 0; k < fb_sim_nball(s); k++) {
         const fb_hit_result* r = &fb_sim_hits(s)[k];
@@ -353,7 +360,7 @@ int sim_job_run(const sim_job* j, FILE* log, const char* tag) {
         rc = st == FB_ENUMERIC ? EXIT_FAIL : exit_code_for(st);
         goto done;
     }
-    print_summary(s, ch->model, wall, log, tag);
+    print_summary(s, ch->model, g, wall, log, tag);
     rc = write_outputs(&job, s, ch, g, log, tag);
 done:
     fb_sim_destroy(s);

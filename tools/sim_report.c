@@ -11,6 +11,9 @@
 #include "util/atomic_file.h"
 #include "util/json_file.h"
 
+/* Degrees per radian: the report gives angles in degrees. */
+#define DEG_PER_RAD (180.0 / 3.14159265358979323846)
+
 fb_status text_save(const char* path, const char* text, fb_error* err) {
     fb_atomic_file a;
     fb_status s = fb_atomic_open(&a, path, err);
@@ -44,6 +47,14 @@ void sim_summarize(const fb_sim* s, const fb_model* m, sim_summary* out) {
         out->limit_frames += fr[f].metrics.limits_bound > 0;
     }
     out->assist = fb_tracker_totals(fb_sim_tracker((fb_sim*)s));
+    const fb_v3 g = m->opt.gravity;
+    out->weight = fb_model_mass(m) * sqrt(g.x * g.x + g.y * g.y + g.z * g.z);
+    out->assist_mean_force = out->duration > 0.0 ? out->assist.force_impulse / out->duration : 0.0;
+    out->fall = fb_tracker_fall(fb_sim_tracker((fb_sim*)s));
+    out->fall_frame = -1;
+    for (int f = 0; f < n && out->fall_frame < 0; f++) {
+        out->fall_frame = fr[f].fallen ? f : -1;
+    }
     /* the most loaded dofs by RMS torque; the root's six are its wrench, not a joint */
     const int v0 = m->jtype[1] == FB_JOINT_FLOATING ? 6 : 0;
     for (int j = v0; j < m->nv; j++) {
@@ -66,6 +77,19 @@ void sim_summarize(const fb_sim* s, const fb_model* m, sim_summary* out) {
             out->top_rms[k] = rms;
             out->top_dof[k] = j;
         }
+    }
+}
+
+void sim_fall_text(const sim_summary* sm, fb_root_mode root, char* buf, size_t cap) {
+    const fb_fall* f = &sm->fall;
+    if (f->cause == FB_FALL_HEIGHT) {
+        snprintf(buf, cap, "fell at %.2f s: %s (%.2f m, the clip's %.2f m)", f->time,
+                 fb_fall_cause_name(f->cause), f->height, f->clip_height);
+    } else if (f->cause != FB_FALL_NONE) {
+        snprintf(buf, cap, "fell at %.2f s: %s (%.0f deg from the clip's)", f->time,
+                 fb_fall_cause_name(f->cause), f->tilt * DEG_PER_RAD);
+    } else {
+        snprintf(buf, cap, "%s", root == FB_ROOT_KINEMATIC ? "" : "stayed up");
     }
 }
 
@@ -236,6 +260,19 @@ static double f_assist_torque(const fb_sim_frame* f, int k) {
     return f->metrics.assist_torque;
 }
 
+static double f_fallen(const fb_sim_frame* f, int k) {
+    (void)k;
+    return f->fallen ? 1.0 : 0.0;
+}
+static double f_com_margin(const fb_sim_frame* f, int k) {
+    (void)k;
+    return f->com_margin;
+}
+static double f_com_target(const fb_sim_frame* f, int k) {
+    (void)k;
+    return f->com_target_dist;
+}
+
 /* A vector of which every component may be NaN (null). */
 static cJSON* vec3_or_null(fb_v3 v) {
     cJSON* a = cJSON_CreateArray();
@@ -322,6 +359,22 @@ fb_status sim_report_json(const fb_sim* s, const sim_report_info* info, const ch
     cJSON_AddNumberToObject(as, "torque_impulse_Nms", sm.assist.torque_impulse);
     cJSON_AddNumberToObject(as, "peak_force_N", sm.assist.peak_force);
     cJSON_AddNumberToObject(as, "peak_torque_Nm", sm.assist.peak_torque);
+    cJSON_AddNumberToObject(as, "mean_force_N", sm.assist_mean_force);
+    cJSON_AddNumberToObject(as, "body_weight_N", sm.weight);
+    cJSON_AddItemToObject(as, "mean_force_weight_percent",
+                          number(100.0 * sm.assist_mean_force / sm.weight));
+
+    /* the fall: when and why, or null (it stayed up, or a kinematic root, which cannot fall) */
+    if (sm.fall.cause == FB_FALL_NONE) {
+        cJSON_AddNullToObject(root, "fall");
+    } else {
+        cJSON* fa = cJSON_AddObjectToObject(root, "fall");
+        cJSON_AddNumberToObject(fa, "time_s", sm.fall.time);
+        cJSON_AddStringToObject(fa, "cause", fb_fall_cause_name(sm.fall.cause));
+        cJSON_AddNumberToObject(fa, "root_height_m", sm.fall.height);
+        cJSON_AddNumberToObject(fa, "clip_height_m", sm.fall.clip_height);
+        cJSON_AddNumberToObject(fa, "tilt_deg", sm.fall.tilt * DEG_PER_RAD);
+    }
 
     cJSON* hits = cJSON_AddArrayToObject(root, "hits");
     for (int k = 0; k < fb_sim_nball(s); k++) {
@@ -343,6 +396,9 @@ fb_status sim_report_json(const fb_sim* s, const sim_report_info* info, const ch
     cJSON_AddItemToObject(se, "limits_bound", series(fr, n, f_limits, 0, 1.0));
     cJSON_AddItemToObject(se, "assist_force_N", series(fr, n, f_assist_force, 0, 1.0));
     cJSON_AddItemToObject(se, "assist_torque_Nm", series(fr, n, f_assist_torque, 0, 1.0));
+    cJSON_AddItemToObject(se, "fallen", series(fr, n, f_fallen, 0, 1.0));
+    cJSON_AddItemToObject(se, "com_margin_cm", series(fr, n, f_com_margin, 0, 100.0));
+    cJSON_AddItemToObject(se, "com_target_distance_cm", series(fr, n, f_com_target, 0, 100.0));
     cJSON* tq = cJSON_AddObjectToObject(se, "torque_Nm");
     for (int k = 0; k < sm.ntop; k++) {
         char label[FB_NAME_MAX + 16];

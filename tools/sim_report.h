@@ -24,12 +24,23 @@ typedef struct sim_summary {
     double part_mean[FB_NPART], part_max[FB_NPART]; /* m */
     int limit_frames;                /* recorded frames with a torque limit bound */
     fb_assist_totals assist;         /* root assistance used (assisted root) */
+    double weight;                   /* N: the character's weight, mass times |gravity| */
+    double assist_mean_force;        /* N: the helping force's mean over time (its impulse over
+                                        the duration) */
+    fb_fall fall;                    /* whether, when and why the character fell (cause
+                                        FB_FALL_NONE: it did not) */
+    int fall_frame;                  /* the first recorded frame marked fallen, or -1 */
     int ntop;
     int top_dof[SIM_REPORT_TOP_DOFS]; /* the dofs with the largest RMS torque, root excluded */
     double top_rms[SIM_REPORT_TOP_DOFS];
 } sim_summary;
 
 void sim_summarize(const fb_sim* s, const fb_model* m, sim_summary* out);
+
+/* The fall in words: "fell at 1.23 s: root too low (0.41 m, the clip's 0.95 m)" or "fell at
+ * 1.23 s: root tilted (64 deg from the clip's)"; "stayed up" when it did not fall and the
+ * root could (assisted, free); "" for a kinematic root, which cannot fall. */
+void sim_fall_text(const sim_summary* sm, fb_root_mode root, char* buf, size_t cap);
 
 /* |impulse| of a hit, N s: the total impulse the ball gave the character. */
 double sim_hit_impulse_norm(const fb_hit_result* r);

@@ -24,6 +24,9 @@ enum {
     SER_LIMITS,                       /* dofs */
     SER_ASSIST_F,                     /* N */
     SER_ASSIST_T,                     /* N m */
+    SER_ASSIST_PCT,                   /* % of the body's weight */
+    SER_MARGIN,                       /* cm, NaN where the balance planner did not run */
+    SER_COM_TARGET,                   /* cm, likewise */
     SER_TORQUE,                       /* SIM_REPORT_TOP_DOFS of them, N m */
     SER_COUNT = SER_TORQUE + SIM_REPORT_TOP_DOFS
 };
@@ -37,8 +40,12 @@ typedef struct page {
     int n;       /* recorded frames */
     double* ser; /* (SER_COUNT x n) */
     int nhit;
-    plot_mark hit_mark[FB_SIM_MAX_BALLS]; /* at each hit's contact (or its time: a miss) */
+    plot_mark hit_mark[FB_SIM_MAX_BALLS + 1]; /* at each hit's contact (or its time: a miss),
+                                                 then the fall when there was one */
+    int nmark;                                /* nhit, + 1 with a fall */
     char hit_label[FB_SIM_MAX_BALLS][16]; /* "hit 1" ... */
+    char fall_label[48];                  /* "fell: root too low" */
+    char fall_text[160];                  /* sim_fall_text */
     plot_mark tol_mark;                   /* the recovery tolerance, cm */
     char tol_label[48];
 } page;
@@ -62,6 +69,9 @@ static void fill_series(page* p) {
         ser(p, SER_LIMITS)[f] = fr->metrics.limits_bound;
         ser(p, SER_ASSIST_F)[f] = fr->metrics.assist_force;
         ser(p, SER_ASSIST_T)[f] = fr->metrics.assist_torque;
+        ser(p, SER_ASSIST_PCT)[f] = 100.0 * fr->metrics.assist_force / p->sm.weight;
+        ser(p, SER_MARGIN)[f] = 100.0 * fr->com_margin;
+        ser(p, SER_COM_TARGET)[f] = 100.0 * fr->com_target_dist;
         const double* tau = fb_sim_frame_tau(p->s, f);
         for (int k = 0; k < p->sm.ntop; k++) {
             ser(p, SER_TORQUE + k)[f] = tau[p->sm.top_dof[k]];
@@ -77,7 +87,7 @@ static plot_chart time_chart(const page* p, const char* title, const char* y_lab
                     .width = CHART_W,
                     .height = height,
                     .events = p->hit_mark,
-                    .n_events = p->nhit,
+                    .n_events = p->nmark,
                     .y_from_zero = true};
     if (p->n > 1) { /* the whole run, even where a series has gaps */
         c.x_range[0] = p->fr[0].time;
@@ -161,12 +171,20 @@ static void summary_table(html_doc* h, const page* p) {
     html_cell_text(h, text);
     html_cell_num(h, sm->limit_frames, 0);
     html_cell_text(h, "frames");
+    html_cell_text(h, "fall");
+    html_cell_text(h, p->fall_text[0] ? p->fall_text : "none: a kinematic root cannot fall");
+    html_cell_text(h, "");
     if (p->info->gains->root.mode != FB_ROOT_ASSISTED) { /* nothing to help with */
         snprintf(text, sizeof text, "none (%s root)", fb_root_mode_name(p->info->gains->root.mode));
         html_cell_text(h, "root assistance");
         html_cell_text(h, text);
         html_cell_text(h, "");
     } else {
+        snprintf(text, sizeof text, "root assistance: mean force (%.1f%% of the body's weight, "
+                 "%.0f N)", 100.0 * sm->assist_mean_force / sm->weight, sm->weight);
+        html_cell_text(h, text);
+        html_cell_num(h, sm->assist_mean_force, 1);
+        html_cell_text(h, "N");
         html_cell_text(h, "root assistance: force impulse");
         html_cell_num(h, sm->assist.force_impulse, 2);
         html_cell_text(h, "N s");
@@ -314,6 +332,33 @@ static void error_charts(html_doc* h, const page* p) {
     html_chart(h, &c);
 }
 
+/* Free root: the centre of mass against the support polygon, as the balance planner saw it
+ * in its last substep before each frame (gaps where it did not run: in the air, fallen). */
+static void balance_section(html_doc* h, const page* p) {
+    if (p->info->gains->root.mode != FB_ROOT_FREE) {
+        return;
+    }
+    html_heading(h, 2, "Balance");
+    int ran = 0;
+    for (int f = 0; f < p->n; f++) {
+        ran += isfinite(ser(p, SER_COM_TARGET)[f]);
+    }
+    html_paragraphf(h, "The balance planner (docs/CONTROL.md) ran before %d of the %d frames; "
+                       "the character %s. Margin: how far the centre of mass's ground "
+                       "projection is inside the support polygon (the convex hull of the feet's "
+                       "ground contacts; negative: outside it; missing with fewer than three "
+                       "contacts). Target distance: from the centre of mass to where the "
+                       "planner steered it.",
+                    ran, p->n, p->fall_text);
+    static const plot_mark edge = {0.0, "edge of the support"};
+    plot_chart c = time_chart(p, "Centre of mass against the support", "distance (cm)", CHART_H);
+    c.refs = &edge;
+    c.n_refs = 1;
+    add(p, &c, "margin inside the support", SER_MARGIN);
+    add(p, &c, "to the planner's target", SER_COM_TARGET);
+    html_chart(h, &c);
+}
+
 /* The most loaded joints' torques, with their RMS in a table. */
 static void torque_section(html_doc* h, const page* p) {
     html_heading(h, 2, "Joint torques");
@@ -363,6 +408,10 @@ static void force_section(html_doc* h, const page* p) {
         add(p, &c, "force (N)", SER_ASSIST_F);
         add(p, &c, "torque (N m)", SER_ASSIST_T);
         html_chart(h, &c);
+        c = time_chart(p, "Helping force as a share of the body's weight", "% of the weight",
+                       CHART_H_SMALL);
+        add(p, &c, "helping force", SER_ASSIST_PCT);
+        html_chart(h, &c);
     }
 
     html_heading(h, 2, "Torque limits");
@@ -394,6 +443,7 @@ static int report_body(html_doc* h, void* ctx) {
     html_heading(h, 2, "Tracking error");
     error_charts(h, p);
     parts_table(h, p);
+    balance_section(h, p);
     torque_section(h, p);
     force_section(h, p);
     return 0;
@@ -421,6 +471,14 @@ fb_status sim_report_html(const fb_sim* s, const sim_report_info* info, const ch
         const fb_hit_result* r = &fb_sim_hits(s)[k];
         snprintf(p->hit_label[k], sizeof p->hit_label[k], "hit %d", k + 1);
         p->hit_mark[k] = (plot_mark){r->touched ? r->contact_time : r->hit.time, p->hit_label[k]};
+    }
+    /* the fall, marked on every chart like the hits */
+    p->nmark = p->nhit;
+    sim_fall_text(&p->sm, info->gains->root.mode, p->fall_text, sizeof p->fall_text);
+    if (p->sm.fall.cause != FB_FALL_NONE) {
+        snprintf(p->fall_label, sizeof p->fall_label, "fell: %s",
+                 fb_fall_cause_name(p->sm.fall.cause));
+        p->hit_mark[p->nmark++] = (plot_mark){p->sm.fall.time, p->fall_label};
     }
     /* the tolerance fb_sim measured recovery with (the simulate command keeps the default) */
     const double tol_cm = 100.0 * fb_default_sim_opts().recover_tol;

@@ -258,6 +258,7 @@ static const char* const HELP[] = {
     "G\tghost (reference pose) on / off",
     "O\tghost on the character / beside it",
     "C\tcontacts and forces on / off",
+    "B\tbalance overlay on / off",
     "F\tcamera follows the character",
     "[  ]\tball speed -2, +2 m/s",
     "{  }\tball mass /1.5, x1.5",
@@ -291,9 +292,9 @@ static void status_lines(const hud_state* s, char (*l)[HUD_LINE_MAX]) {
     }
     snprintf(l[1], HUD_LINE_MAX, "%s   speed %.2gx   real-time factor %s%s",
              s->playing ? "playing" : "paused", s->speed, rtf, steps);
-    snprintf(l[2], HUD_LINE_MAX, "ghost %s   contacts %s   follow %s   H help",
+    snprintf(l[2], HUD_LINE_MAX, "ghost %s   contacts %s   balance %s   follow %s   H help",
              s->ghost ? (s->ghost_offset ? "beside" : "on") : "off", s->contacts ? "on" : "off",
-             s->follow ? "on" : "off");
+             s->balance ? "on" : "off", s->follow ? "on" : "off");
 }
 
 void hud_draw(hud* h, int w, int h_px, const hud_state* s) {

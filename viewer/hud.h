@@ -22,7 +22,7 @@ typedef struct hud_state {
                         (0: not known, not shown) */
     bool playing;
     bool help; /* the key help box */
-    bool ghost, ghost_offset, contacts, follow;
+    bool ghost, ghost_offset, contacts, balance, follow;
     const char* ball;                /* the ball a click throws, or NULL */
     const char* lines[SOURCE_LINES]; /* the source's free lines (NULL or "" skipped) */
     const char* gains;               /* the gains editor's line, or NULL */

@@ -84,6 +84,9 @@ static void key_pressed(app* a, int key) {
     case GLFW_KEY_C:
         a->flags.contacts = !a->flags.contacts;
         break;
+    case GLFW_KEY_B:
+        a->flags.balance = !a->flags.balance;
+        break;
     case GLFW_KEY_F:
         camera_set_follow(&a->cam, !a->cam.follow, app_follow_point(a));
         break;

@@ -24,6 +24,12 @@ static const char USAGE[] =
     "contacts. Click the character to throw a ball at it. Without --screenshot or --frames it\n"
     "opens a window (keys: H in the window, or docs/VIEWER.md).\n"
     "\n"
+    "The balance overlay (B toggles it, in cyan): the centre of mass (a sphere, with a line\n"
+    "down to a disc on the ground), a free root's support polygon (the convex hull of the\n"
+    "feet's ground contacts the balance planner holds) with the planner's target for the\n"
+    "centre of mass (a darker disc), and an assisted root's help as an arrow from the root\n"
+    "(1 mm per N). Once the character fell the HUD says \"FALLEN at T s (cause)\".\n"
+    "\n"
     "options:\n"
     "  --gains FILE        gains (default: those of `featherbone gains init`); the file is\n"
     "                      re-read when it changes, and a bad one leaves the last good gains\n"
@@ -45,6 +51,7 @@ static const char USAGE[] =
     "  --every N           with --frames: every N-th clip frame (default 1)\n"
     "  --ghost-offset      draw the reference pose beside the character, not on it\n"
     "  --no-hud            no text or timeline in the images\n"
+    "  --no-balance        start with the balance overlay off (B turns it on)\n"
     "  --scale S           metres per clip file unit (default: detected)\n"
     "  --rules FILE        character rules (default: the bundled data/character_rules.json)\n"
     "  --lossless          no hinges and no dropped joints\n"
@@ -75,7 +82,7 @@ typedef struct view_args {
     const char* screenshot;
     const char* frames;
     int every;
-    bool ghost_offset, no_hud;
+    bool ghost_offset, no_hud, no_balance;
     bool wall_clock;
 } view_args;
 
@@ -182,6 +189,8 @@ static int parse_args(view_args* a, int argc, char** argv) {
             a->ghost_offset = true;
         } else if (strcmp(opt, "--no-hud") == 0) {
             a->no_hud = true;
+        } else if (strcmp(opt, "--no-balance") == 0) {
+            a->no_balance = true;
         } else if (strcmp(opt, "--lossless") == 0) {
             a->src.lossless = true;
         } else if (strcmp(opt, "--playback") == 0) {
@@ -351,6 +360,7 @@ static void draw_hud(app* a, int w, int h) {
                    .ghost = a->flags.ghost,
                    .ghost_offset = a->flags.ghost_offset,
                    .contacts = a->flags.contacts,
+                   .balance = a->flags.balance,
                    .follow = a->cam.follow,
                    .message = a->message[0] ? a->message : NULL};
     char gains[160];
@@ -529,6 +539,7 @@ int main(int argc, char** argv) {
              .script_wall_clock = args.wall_clock,
              .playing = !(args.screenshot || args.frames)};
     a.flags.ghost_offset = args.ghost_offset;
+    a.flags.balance = !args.no_balance;
     script sc = {0};
     if (args.script) { /* read before the (slower) clip, so that a typo shows at once */
         char msg[1200];

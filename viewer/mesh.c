@@ -142,6 +142,13 @@ mesh_range mesh_cone(mesh_buf* b) {
     return (mesh_range){first, b->n - first};
 }
 
+mesh_range mesh_triangle(mesh_buf* b) {
+    const int first = b->n;
+    const fb_v3 up = v3(0.0, 1.0, 0.0);
+    tri(b, v3(0.0, 0.0, 0.0), up, v3(1.0, 0.0, 0.0), up, v3(0.0, 0.0, 1.0), up);
+    return (mesh_range){first, b->n - first};
+}
+
 mesh_range mesh_shape(mesh_buf* b, const fb_shape* sh) {
     switch (sh->type) {
     case FB_SHAPE_SPHERE:

@@ -42,6 +42,10 @@ mesh_range mesh_box(mesh_buf* b, fb_v3 c, const fb_m3* R, fb_v3 size);
 mesh_range mesh_cylinder(mesh_buf* b);
 mesh_range mesh_cone(mesh_buf* b);
 
+/* One triangle (0, 0, 0), (1, 0, 0), (0, 0, 1), normal +Y: any triangle is its image under
+ * an affine map (the balance overlay's support polygon, drawn as a fan). */
+mesh_range mesh_triangle(mesh_buf* b);
+
 /* The mesh of one fb_shape, in its body's coordinates. */
 mesh_range mesh_shape(mesh_buf* b, const fb_shape* sh);
 

@@ -21,6 +21,13 @@ static const float COLOR_CENTRE[3] = {0.90f, 0.70f, 0.34f};
 static const float COLOR_GHOST[3] = {0.60f, 0.84f, 0.96f};
 static const float COLOR_CONTACT[4] = {0.90f, 0.20f, 0.25f, 1.0f};
 static const float COLOR_ARROW[4] = {0.95f, 0.78f, 0.15f, 1.0f};
+static const float COLOR_BALANCE[4] = {RENDER_BALANCE_R, RENDER_BALANCE_G, RENDER_BALANCE_B,
+                                       1.0f};
+static const float COLOR_SUPPORT[4] = {RENDER_SUPPORT_R, RENDER_SUPPORT_G, RENDER_SUPPORT_B,
+                                       1.0f};
+/* the planner's target: the overlay's colour, darker */
+static const float COLOR_TARGET[4] = {0.5f * RENDER_BALANCE_R, 0.5f * RENDER_BALANCE_G,
+                                      0.5f * RENDER_BALANCE_B, 1.0f};
 /* Sky from top to horizon; the ground fades into the horizon colour. Greys (see render.h). */
 static const float SKY_TOP[3] = {0.70f, 0.73f, 0.77f};
 static const float SKY_HORIZON[3] = {0.87f, 0.875f, 0.88f};
@@ -39,6 +46,21 @@ static const double LIGHT_DIR[3] = {-0.35, 1.0, 0.45};
 #define ARROW_HEAD_LEN 0.06
 /* Ghost beside the character: this far along the view's right (m). */
 #define GHOST_OFFSET 0.9
+/* The balance overlay (m): the centre of mass's sphere, its line to the ground and the discs
+ * on the ground (its projection and the planner's target, a cylinder this thin), the support
+ * polygon's outline and how far above the ground it lies, the help's arrow shaft and head;
+ * the polygon's fill opacity. */
+#define COM_RADIUS 0.035
+#define COM_LINE 0.004
+#define COM_DISC 0.05
+#define TARGET_DISC 0.03
+#define DISC_THICK 0.002
+#define SUPPORT_EDGE 0.006
+#define SUPPORT_LIFT 0.004
+#define HELP_SHAFT 0.012
+#define HELP_HEAD 0.035
+#define HELP_HEAD_LEN 0.09
+#define SUPPORT_FILL_ALPHA 0.45f
 
 typedef struct lit_uniforms {
     GLint vp, model, normal, color, light, eye, flat, sky, fog;
@@ -52,7 +74,7 @@ struct renderer {
     GLuint vao_mesh, vbo_mesh, vao_grid, vbo_grid, vao_empty;
     int nshape;
     mesh_range* shape_mesh; /* (nshape) in the mesh buffer, body coordinates */
-    mesh_range sphere, cylinder, cone;
+    mesh_range sphere, cylinder, cone, triangle;
     float (*body_color)[3]; /* (nbody) */
     int nbody;
     /* per frame */
@@ -64,7 +86,11 @@ struct renderer {
 };
 
 render_flags render_default_flags(void) {
-    return (render_flags){.ghost = true, .ghost_offset = false, .contacts = true, .shadows = true};
+    return (render_flags){.ghost = true,
+                          .ghost_offset = false,
+                          .contacts = true,
+                          .shadows = true,
+                          .balance = true};
 }
 
 /* ---- shaders --------------------------------------------------------------------------- */
@@ -237,6 +263,7 @@ static bool make_meshes(renderer* r, const fb_model* m) {
     r->sphere = mesh_capsule(&b, v3(0, 0, 0), v3(0, 0, 0), 1.0);
     r->cylinder = mesh_cylinder(&b);
     r->cone = mesh_cone(&b);
+    r->triangle = mesh_triangle(&b);
     if (b.failed) {
         mesh_buf_free(&b);
         return false;
@@ -571,6 +598,84 @@ void render_contacts(renderer* r, const fb_contact* c, const double* force, int 
     glEnable(GL_DEPTH_TEST);
 }
 
+/* A segment from a to b as a cylinder of radius w, in the bound colour (lit program). */
+static void draw_segment(const renderer* r, fb_v3 a, fb_v3 b, double w) {
+    const fb_v3 d = v3_sub(b, a);
+    const double len = v3_norm(d);
+    if (!(len > 0.0)) {
+        return;
+    }
+    const fb_m3 R = rot_y_to(v3_scale(d, 1.0 / len));
+    set_model(r, &R, a, v3(w, len, w));
+    draw_range(r->cylinder);
+}
+
+/* A flat disc of radius rad on the ground under p (a thin cylinder). */
+static void draw_disc(const renderer* r, fb_v3 p, double rad) {
+    const fb_m3 I = {{{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}};
+    set_model(r, &I, v3(p.x, SUPPORT_LIFT, p.z), v3(rad, DISC_THICK, rad));
+    draw_range(r->cylinder);
+}
+
+/* The support polygon on the ground: a translucent fan from its first vertex (the unit
+ * triangle mapped onto each (p0, pi, pi+1): an affine, not a rigid, model matrix; flat
+ * shading needs no normal), then its outline. */
+static void draw_support(const renderer* r, const fb_v3* p, int n) {
+    const fb_v3 lift = v3(0.0, SUPPORT_LIFT, 0.0);
+    glDisable(GL_CULL_FACE);
+    glEnable(GL_BLEND);
+    glUniform4f(r->u.color, COLOR_SUPPORT[0], COLOR_SUPPORT[1], COLOR_SUPPORT[2],
+                SUPPORT_FILL_ALPHA);
+    for (int i = 1; i + 1 < n; i++) {
+        const fb_v3 e1 = v3_sub(p[i], p[0]), e2 = v3_sub(p[i + 1], p[0]);
+        const fb_m3 A = {{{e1.x, 0.0, e2.x}, {e1.y, 1.0, e2.y}, {e1.z, 0.0, e2.z}}};
+        set_model(r, &A, v3_add(p[0], lift), v3(1, 1, 1));
+        draw_range(r->triangle);
+    }
+    glDisable(GL_BLEND);
+    glEnable(GL_CULL_FACE);
+    glUniform4fv(r->u.color, 1, COLOR_SUPPORT);
+    for (int i = 0; i < n; i++) {
+        draw_segment(r, v3_add(p[i], lift), v3_add(p[(i + 1) % n], lift), SUPPORT_EDGE);
+    }
+}
+
+void render_balance(renderer* r, const source_balance* b) {
+    glUseProgram(r->lit);
+    glBindVertexArray(r->vao_mesh);
+    glDisable(GL_DEPTH_TEST); /* seen through the body that holds it */
+    glEnable(GL_CULL_FACE);
+    glUniform1i(r->u.flat, 1);
+    if (b->nsupport >= 3) {
+        draw_support(r, b->support, b->nsupport);
+    }
+    if (b->planner) {
+        glUniform4fv(r->u.color, 1, COLOR_TARGET);
+        draw_disc(r, b->com_target, TARGET_DISC);
+    }
+    glUniform4fv(r->u.color, 1, COLOR_BALANCE);
+    if (b->com_known) {
+        const fb_m3 I = {{{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}};
+        set_model(r, &I, b->com, v3(COM_RADIUS, COM_RADIUS, COM_RADIUS));
+        draw_range(r->sphere);
+        draw_segment(r, v3(b->com.x, SUPPORT_LIFT, b->com.z), b->com, COM_LINE);
+        draw_disc(r, b->com, COM_DISC);
+    }
+    if (b->assist) {
+        /* the helping force on the root: a shaft, then a head, along the force */
+        const double len = fmin(v3_norm(b->assist_force) * RENDER_ARROW_M_PER_N, RENDER_ARROW_MAX);
+        const fb_v3 u = v3_unit(b->assist_force);
+        const double shaft = fmax(len - HELP_HEAD_LEN, 0.0);
+        draw_segment(r, b->assist_at, v3_add(b->assist_at, v3_scale(u, shaft)), HELP_SHAFT);
+        const fb_m3 R = rot_y_to(u);
+        set_model(r, &R, v3_add(b->assist_at, v3_scale(u, shaft)),
+                  v3(HELP_HEAD, fmin(len, HELP_HEAD_LEN), HELP_HEAD));
+        draw_range(r->cone);
+    }
+    glUniform1i(r->u.flat, 0);
+    glEnable(GL_DEPTH_TEST);
+}
+
 void render_frame(renderer* r, const camera* c, int w, int h, const source_view* v,
                   const render_flags* f) {
     render_begin(r, c, w, h);
@@ -587,6 +692,9 @@ void render_frame(renderer* r, const camera* c, int w, int h, const source_view*
             render_shadow(r, v->model, v->ghost, off);
         }
         render_model(r, v->model, v->ghost, off, 0.38f);
+    }
+    if (f->balance) { /* under the contact dots, which mark the support polygon's corners */
+        render_balance(r, &v->balance);
     }
     if (f->contacts) {
         render_contacts(r, v->contact, v->contact_force, v->ncontact, v->art_model, v->art_data,

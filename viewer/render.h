@@ -7,7 +7,7 @@
  *
  * Palette contract (tests/test_viewer.c relies on it): the sky, the ground, the grid, the
  * shadows and the HUD are greys (every channel within RENDER_GREY_CHROMA of the others), so
- * coloured pixels are the character, the balls and the contacts. */
+ * coloured pixels are the character, the balls, the contacts and the balance overlay. */
 #ifndef FB_VIEW_RENDER_H
 #define FB_VIEW_RENDER_H
 
@@ -29,6 +29,7 @@ typedef struct render_flags {
     bool ghost_offset; /* beside the character (offset along the view's right) instead of on it */
     bool contacts;     /* contact points and normal-force arrows */
     bool shadows;      /* planar shadows on the ground */
+    bool balance;      /* the balance overlay: centre of mass, support polygon, help (B) */
 } render_flags;
 
 render_flags render_default_flags(void);
@@ -59,6 +60,26 @@ void render_balls(renderer* r, const source_ball* b, int n);
  * NULL, arrows along the normal scaled by RENDER_ARROW_M_PER_N (capped). */
 void render_contacts(renderer* r, const fb_contact* c, const double* force, int n,
                      const fb_model* const* art_model, const fb_data* const* art_data, int nart);
+
+/* The balance overlay, seen through the character (no depth test): in RENDER_BALANCE_RGB the
+ * centre of mass as a small sphere with a line down to a disc on the ground, the planner's
+ * target as a darker disc on the ground, and an assisted root's helping force as an arrow
+ * from the root (RENDER_ARROW_M_PER_N, capped); in RENDER_SUPPORT_RGB the support polygon on
+ * the ground (translucent, outlined). */
+void render_balance(renderer* r, const source_balance* b);
+
+/* The overlay's colours (0..1), which tests/test_viewer.c looks for. A cyan: in no other
+ * colour drawn (bodies, ghost, contacts, force arrows, balls) do both green and blue exceed
+ * red by 0.3. */
+#define RENDER_BALANCE_R 0.02f
+#define RENDER_BALANCE_G 0.80f
+#define RENDER_BALANCE_B 0.84f
+/* A violet-blue (hue 259 deg: blue highest, green lowest, (R - G) / (B - G) = 0.31), a hue no
+ * other colour drawn has (the bodies' blue 218, the ghost's 200, ball 3's violet 307; the
+ * others are red, yellow, green or cyan); blending with the grey ground keeps the hue. */
+#define RENDER_SUPPORT_R 0.45f
+#define RENDER_SUPPORT_G 0.20f
+#define RENDER_SUPPORT_B 1.00f
 
 /* Arrow length per newton of normal force (m/N), and the longest arrow (m). */
 #define RENDER_ARROW_M_PER_N 0.001

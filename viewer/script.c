@@ -26,7 +26,7 @@ static const key_name KEYS[] = {
     {"r", GLFW_KEY_R},         {"g", GLFW_KEY_G},                 {"o", GLFW_KEY_O},
     {"c", GLFW_KEY_C},         {"f", GLFW_KEY_F},                 {"h", GLFW_KEY_H},
     {"e", GLFW_KEY_E},         {"backspace", GLFW_KEY_BACKSPACE}, {"escape", GLFW_KEY_ESCAPE},
-    {"p", GLFW_KEY_P},
+    {"p", GLFW_KEY_P},         {"b", GLFW_KEY_B},
 };
 #define NKEY ((int)(sizeof KEYS / sizeof KEYS[0]))
 static const char CHARS[] = "[]{}+-";
@@ -161,7 +161,8 @@ static bool parse_line(char* text, const char* path, int line, script_event* e, 
             return true;
         }
         return fail(err, cap, path, line,
-                    "a key: space right left r g o c f h e p backspace escape [ ] { } + -", rest);
+                    "a key: space right left r g o c b f h e p backspace escape [ ] { } + -",
+                    rest);
     } else {
         return fail(err, cap, path, line,
                     "throw JOINT, click X Y, key NAME, zoom STEPS, orbit YAW PITCH, screenshot "

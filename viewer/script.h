@@ -6,7 +6,7 @@
  *   throw JOINT        click where the camera sees the centre of the body the clip joint
  *                      drives (a ball is thrown at whatever body is in front there)
  *   click X Y          click at window pixel (X, Y), origin top-left
- *   key NAME           a key: space right left r g o c f h e backspace escape, or one of the
+ *   key NAME           a key: space right left r g o c b f h e p backspace escape, or one of the
  *                      characters [ ] { } + -
  *   zoom STEPS         zoom as STEPS clicks of the scroll wheel (negative: out)
  *   orbit YAW PITCH    turn the eye around its target by YAW and PITCH degrees

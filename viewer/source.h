@@ -18,8 +18,9 @@
 
 #include "featherbone/featherbone.h"
 
-/* Free HUD lines a source fills (tracking error, last hit, gains file state, ...). */
-#define SOURCE_LINES 4
+/* Free HUD lines a source fills (tracking error, last hit, gains file state, balance or the
+ * fall, ...). */
+#define SOURCE_LINES 5
 #define SOURCE_LINE_MAX 128
 
 /* How to open a source. Zero-initialise, then set clip. */
@@ -40,6 +41,26 @@ typedef struct source_ball {
     double radius; /* m */
     float rgba[4];
 } source_ball;
+
+/* The balance overlay (B): the centre of mass, the support polygon of a free root's balance
+ * planner, an assisted root's help. World axes, m; the ground is y = 0. */
+typedef struct source_balance {
+    bool com_known;   /* com is given */
+    fb_v3 com;        /* the character's centre of mass */
+    bool planner;     /* the balance planner ran in the last substep (free root, accel
+                         controller, not fallen): com_target is given */
+    fb_v3 com_target; /* where it steered the centre of mass */
+    int nsupport;     /* vertices of the support polygon: the convex hull of the planner's
+                         support points on the ground (overlay_hull), counter-clockwise seen from
+                         above; 0 without the planner or with fewer than three points */
+    fb_v3 support[FB_BALANCE_MAX_POINTS];
+    double margin;    /* m: the planner's margin of the centre of mass inside the polygon
+                         (negative: outside; NAN: none) */
+    bool assist;      /* an assisted root got help in the last substep */
+    fb_v3 assist_at;  /* the root body's origin */
+    fb_v3 assist_force; /* N, the helping force (fb_tracker_assist) */
+    fb_fall fall;     /* the tracker's fall (cause FB_FALL_NONE: standing, or no tracker) */
+} source_balance;
 
 /* What the source shows now. Every pointer is borrowed until the next call on the source. */
 typedef struct source_view {
@@ -62,6 +83,8 @@ typedef struct source_view {
     const fb_model* const* art_model; /* (nart) */
     const fb_data* const* art_data;   /* (nart) */
     int nart;
+
+    source_balance balance; /* the balance overlay */
 
     char line[SOURCE_LINES][SOURCE_LINE_MAX]; /* free HUD lines; empty ones are skipped */
 } source_view;

@@ -188,5 +188,7 @@ static fb_status clip_advance_to(void* impl, double t, fb_error* err) {
     s->view.frame = (int)floor(f + 0.5) < s->mo->nframe ? (int)floor(f + 0.5) : s->mo->nframe - 1;
     snprintf(s->view.line[0], SOURCE_LINE_MAX, "clip playback: no physics (ghost = clip)");
     ground_contacts(s);
+    /* the balance overlay: the clip's centre of mass (no planner, no help, no fall) */
+    s->view.balance = (source_balance){.com_known = true, .com = fb_com(m, s->d), .margin = NAN};
     return FB_OK;
 }

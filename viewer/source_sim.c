@@ -15,8 +15,10 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "overlay.h"
 #include "sim_report.h"
 #include "source_impl.h"
+#include "vmath.h"
 
 /* Balls kept aside for throws; beyond them a throw restarts the simulation with one more
  * ball (and replays to now). Each parked ball costs its share of a step. */
@@ -195,6 +197,45 @@ static void hit_line(const sim_source* s, char* out, size_t cap) {
     }
 }
 
+/* The balance overlay (the centre of mass, a free root's support polygon and target, an
+ * assisted root's help) and its HUD line: the fall once there is one, else the balance or
+ * the help; d's kinematics current. */
+static void balance_view(sim_source* s, const fb_model* m, const fb_data* d, char* line,
+                         size_t cap) {
+    source_balance* b = &s->view.balance;
+    const fb_tracker* tr = fb_sim_tracker(s->sim);
+    const fb_balance_info* bi = fb_tracker_balance(tr);
+    b->com_known = true;
+    b->com = fb_com(m, d);
+    b->planner = bi->active;
+    b->com_target = bi->com_target;
+    b->margin = bi->active ? bi->margin : NAN;
+    b->nsupport = bi->active ? overlay_hull(bi->point, bi->npoint, b->support) : 0;
+    fb_v3 f;
+    fb_tracker_assist(tr, &f, NULL);
+    const double fn = v3_norm(f);
+    b->assist = fn > 0.0;
+    b->assist_force = f;
+    b->assist_at = fb_point_pos(m, d, m->nbody > 1 ? 1 : 0, (fb_v3){0.0, 0.0, 0.0});
+    b->fall = fb_tracker_fall(tr);
+    const fb_fall* fa = &b->fall;
+    line[0] = '\0';
+    if (fa->cause != FB_FALL_NONE) {
+        snprintf(line, cap, "FALLEN at %.2f s (%s)", fa->time, fb_fall_cause_name(fa->cause));
+    } else if (b->planner && isfinite(b->margin)) {
+        const double to_target = v3_norm(v3_sub(b->com, b->com_target));
+        snprintf(line, cap, "balance: centre of mass %.1f cm %s the support, %.1f cm from the "
+                 "planner's target", 100.0 * fabs(b->margin),
+                 b->margin >= 0.0 ? "inside" : "outside", 100.0 * to_target);
+    } else if (b->planner) {
+        snprintf(line, cap, "balance: fewer than three support points (no polygon)");
+    } else if (s->g.root.mode == FB_ROOT_ASSISTED) {
+        const double w = fb_model_mass(m) * v3_norm(m->opt.gravity);
+        snprintf(line, cap, "help at the root: %.0f N (%.0f%% of the weight)", fn,
+                 100.0 * fn / w);
+    }
+}
+
 static void update_view(sim_source* s) {
     const fb_model* m = s->ch->model;
     fb_world* w = fb_sim_world(s->sim);
@@ -229,6 +270,8 @@ static void update_view(sim_source* s) {
         s->force[k] = fb_world_contact_force(w, k);
     }
     s->view.ncontact = nc;
+
+    balance_view(s, m, d, s->view.line[4], SOURCE_LINE_MAX);
 
     int nf = 0;
     const fb_sim_frame* fr = fb_sim_frames(s->sim, &nf);

@@ -421,6 +421,13 @@ typedef struct fb_balance_info {
  * a fall). Borrowed until the next step. */
 FB_API const fb_balance_info* fb_tracker_balance(const fb_tracker* tr);
 
+/* The assisted root's helping wrench of the last substep as vectors, world axes: the force (N)
+ * and the torque (N m) about the root body's origin, turned into the world with the root's
+ * orientation at the start of that substep. Their magnitudes are fb_track_metrics'
+ * assist_force and assist_torque. Zero for a kinematic or free root, after a fall, and before
+ * the first step. Either output may be NULL. */
+FB_API void fb_tracker_assist(const fb_tracker* tr, fb_v3* force, fb_v3* torque);
+
 /* Totals since the start: impulse of the assisting wrench (N s, N m s), the largest force and
  * torque, and (limit_substeps) how many fb_tracker_measure calls found a torque limit bound in
  * the substep before. */

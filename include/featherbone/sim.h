@@ -153,6 +153,16 @@ typedef struct fb_sim_frame {
                                    and friction, impacts included), averaged since the last
                                    recorded frame */
     double ball_force;          /* N: the same summed over the balls' contacts with it */
+    bool fallen;                /* the tracker had found the character fallen by then
+                                   (fb_tracker_fall); once true it stays true */
+    double com_margin;          /* m: how far the centre of mass's ground projection was inside
+                                   the support polygon in the balance planner's last substep
+                                   (fb_balance_info.margin; negative: outside); NAN when the
+                                   planner did not run (not a free root, the pd controller,
+                                   fallen) or had fewer than three support points */
+    double com_target_dist;     /* m: the distance from the centre of mass to where the planner
+                                   steered it (|com - com_target|) in its last substep; NAN
+                                   when it did not run */
 } fb_sim_frame;
 
 /* A body a ball touched. */

@@ -66,7 +66,8 @@ struct fb_tracker {
     double *K, *D, *bias, *qdd, *A;
     fb_data* dspd;
     int row_start, nrow;
-    double assist_f, assist_n;
+    double assist_f, assist_n; /* N, N m: the assisted root's helping force and torque */
+    fb_v3 assist_fw, assist_nw; /* the same as vectors, world axes (fb_tracker_assist) */
     fb_assist_totals tot;
     /* the fall: found by check_fall, then the fallen body is damped toward rest */
     fb_fall fall;
@@ -268,6 +269,12 @@ static bool stable_pd(fb_tracker* tr, double h) {
     return true;
 }
 
+/* No help at the root this substep. */
+static void no_assist(fb_tracker* tr) {
+    tr->assist_f = tr->assist_n = 0.0;
+    tr->assist_fw = tr->assist_nw = fb_v3_zero();
+}
+
 /* The fallen body's torques (pd; accel asks it of its rows, add_rows): every joint damped
  * toward rest, tau = -D qd with D = I / FB_FALL_DAMP_TIME for the dof's inertia I, implicit
  * over the substep (stable PD with no stiffness, no feedforward and the clip's velocity zero)
@@ -277,7 +284,7 @@ static void fallen_torques(fb_tracker* tr, double h) {
     const int r0 = tr->floating_root ? 6 : 0;
     memset(tr->tau, 0, (size_t)m->nv * sizeof(double));
     memset(tr->psi, 0, (size_t)m->nv * sizeof(double));
-    tr->assist_f = tr->assist_n = 0.0;
+    no_assist(tr);
     if (tr->g.controller != FB_CTRL_PD) {
         return;
     }
@@ -330,7 +337,7 @@ static void joint_torques(fb_tracker* tr, double h) {
 /* The root's wrench: feedforward when kinematic (its rows do the rest), a capped PD wrench
  * when assisted, nothing when free. */
 static void root_wrench(fb_tracker* tr) {
-    tr->assist_f = tr->assist_n = 0.0;
+    no_assist(tr);
     if (!tr->floating_root) {
         return;
     }
@@ -364,6 +371,13 @@ static void root_wrench(fb_tracker* tr) {
     }
     tr->assist_n = n * sn;
     tr->assist_f = f * sf;
+    /* in world axes: the root's [n; f] are in its body coordinates; its orientation is the
+     * joint's rotation after the tree transform, as at the start of the substep */
+    const fb_model* m = tr->m;
+    const fb_quat qr = fb_quat_load(tr->d->q + m->q_adr[1] + 3);
+    const fb_m3 E = m->X_tree[1].E;
+    tr->assist_nw = fb_m3_tr_mv(E, fb_quat_rotate(qr, fb_v3_make(t[0], t[1], t[2])));
+    tr->assist_fw = fb_m3_tr_mv(E, fb_quat_rotate(qr, fb_v3_make(t[3], t[4], t[5])));
 }
 
 /* The accelerations the tracking wants of every dof [Kokkevis eq. 22]: the clip's plus the
@@ -580,6 +594,7 @@ void fb_tracker_reset(fb_tracker* tr) {
     tr->nrow = 0;
     memset(&tr->tot, 0, sizeof tr->tot);
     tr->fall = (fb_fall){.cause = FB_FALL_NONE};
+    no_assist(tr);
     fb_balance_reset(tr->bal);
     (void)fb_world_set_sleep(tr->w, tr->art, false, NULL);
 }
@@ -730,6 +745,15 @@ fb_assist_totals fb_tracker_totals(const fb_tracker* tr) {
 
 const fb_balance_info* fb_tracker_balance(const fb_tracker* tr) {
     return &tr->plan.info;
+}
+
+void fb_tracker_assist(const fb_tracker* tr, fb_v3* force, fb_v3* torque) {
+    if (force) {
+        *force = tr->assist_fw;
+    }
+    if (torque) {
+        *torque = tr->assist_nw;
+    }
 }
 
 fb_fall fb_tracker_fall(const fb_tracker* tr) {

@@ -363,6 +363,11 @@ static void record(fb_sim* s) {
     memset(fr, 0, sizeof *fr);
     fb_tracker_measure(s->tr, &fr->metrics, s->body_err);
     fr->time = fr->metrics.time;
+    /* the fall and the balance planner's last substep: before the first step, neither */
+    fr->fallen = fb_tracker_fall(s->tr).cause != FB_FALL_NONE;
+    const fb_balance_info* bal = fb_tracker_balance(s->tr);
+    fr->com_margin = bal->active ? bal->margin : NAN;
+    fr->com_target_dist = bal->active ? fb_v3_norm(fb_v3_sub(bal->com, bal->com_target)) : NAN;
     for (int b = 1; b < m->nbody; b++) {
         if (s->ch->joint_of_body[b] >= 0) {
             fr->part_err[s->part[b]] += s->body_err[b];

@@ -15,7 +15,7 @@
 #include "commands.h"
 
 static const char USAGE[] =
-    "usage: featherbone bench [dynamics|constraints|simulate|sleep] [options]\n"
+    "usage: featherbone bench [dynamics|constraints|simulate|sleep|push] [options]\n"
     "\n"
     "Times ABA (forward dynamics), RNEA (inverse dynamics) and CRBA (mass matrix) per call\n"
     "on the models of BENCH_MODELS.md, cycling through 16 random states. The algorithms are\n"
@@ -66,6 +66,9 @@ static const char USAGE[] =
     "  --damping B       passive damping of every joint but the root, N m s/rad (default 0.5)\n"
     "  --sleep-speed S   the world's sleep_speed, rad/s or m/s (default 0.1; the world's\n"
     "                    own default is 0.01)\n"
+    "\n"
+    "bench push: the push table of issue 18, the standing character pushed at the pelvis\n"
+    "until it falls (not a timing; options: bench push --help).\n"
     "\n"
     "Build with the release preset for meaningful numbers. The header names the instruction\n"
     "set of ABA phase 1's kernels (avx2 where the processor has it, else x86-64; the\n"
@@ -414,6 +417,9 @@ int cmd_bench(int argc, char** argv) {
     bench_sleep_options so = bench_sleep_default_options();
     const char* clip = NULL;
     bench_sim_options sim = bench_sim_default_options();
+    if (argc > 0 && strcmp(argv[0], "push") == 0) {
+        return cmd_bench_push(argc - 1, argv + 1);
+    }
     if (argc > 0 && strcmp(argv[0], "dynamics") == 0) {
         i = 1;
     } else if (argc > 0 && strcmp(argv[0], "constraints") == 0) {

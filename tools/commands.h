@@ -7,6 +7,7 @@
 
 int cmd_selfcheck(int argc, char** argv);
 int cmd_bench(int argc, char** argv);
+int cmd_bench_push(int argc, char** argv); /* `bench push` (tools/cmd_bench_push.c) */
 int cmd_info(int argc, char** argv);
 int cmd_convert(int argc, char** argv);
 int cmd_export_model(int argc, char** argv);

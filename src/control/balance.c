@@ -153,6 +153,12 @@ static void tangents(fb_v3 n, fb_v3* t1, fb_v3* t2) {
 /* m: the centre of mass is kept this far inside the support polygon */
 #define BAL_SUPPORT_MARGIN 0.02
 
+/* m^2: support points whose triangle is smaller than this (twice its area: a micrometre
+ * square) lie on one line. A capsule lying on the ground touches it at two points that
+ * differ by rounding (6e-17 m); with an exact test those and a third point made a polygon of
+ * no area, and the centre of mass's margin was its distance from a line (test_balance). */
+#define BAL_HULL_EPS 1e-12
+
 /* Cross product of (a - o) and (b - o) in the ground plane (u, w). */
 static double cross2(const double* o, const double* a, const double* b) {
     return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0]);
@@ -200,7 +206,7 @@ static void support_hull(const fb_balance_info* info, fb_v3 gravity, hull2* h) {
         const int lo = pass == 0 ? 2 : k + 1;
         for (int c = 0; c < n - pass; c++) {
             const int i = pass == 0 ? c : n - 2 - c;
-            while (k >= lo && cross2(h->v[k - 2], h->v[k - 1], pt[i]) <= 0.0) {
+            while (k >= lo && cross2(h->v[k - 2], h->v[k - 1], pt[i]) <= BAL_HULL_EPS) {
                 k--;
             }
             h->v[k][0] = pt[i][0];
@@ -313,6 +319,9 @@ void fb_balance_run(fb_balance* b, const fb_model* m, const fb_data* dw, const f
 
     /* bias: C, and every body's acceleration with q'' = 0 (d->a, less gravity's share below) */
     fb_bias(m, d, b->C);
+    /* the whole body's linear momentum, while the velocities are current (fb_crba below
+     * leaves only the positions' stage: debug builds assert on it) */
+    const fb_v3 momentum = fb_momentum(m, d).f;
     int body[FB_BAL_MAX_BODIES];
     fb_v3 normal[FB_BALANCE_MAX_POINTS];
     const int nb = support(b, d, con, ncon, art, body, out, normal);
@@ -408,7 +417,7 @@ void fb_balance_run(fb_balance* b, const fb_model* m, const fb_data* dw, const f
     }
 
     /* 2. W = W0 + H a_r from M's root rows (fb_crba redoes the positions at the same q, which
-     * leaves fb_bias's body velocities valid: fb_momentum below reads them) */
+     * leaves fb_bias's body velocities valid: the stage says so for whoever reads them next) */
     fb_crba(m, d);
     d->stage |= FB_STAGE_VEL;
     double W0[6], H[36];
@@ -439,7 +448,7 @@ void fb_balance_run(fb_balance* b, const fb_model* m, const fb_data* dw, const f
             mass += m->I[i].m;
         }
         const fb_v3 cnow = fb_com(m, d);
-        const fb_v3 cd = fb_v3_scale(fb_momentum(m, d).f, 1.0 / mass);
+        const fb_v3 cd = fb_v3_scale(momentum, 1.0 / mass);
         /* the clip's centre of mass, moved over the support by an offset that follows where
          * the support wants it slowly: moving the centre of mass first moves the centre of
          * pressure the other way, which at the polygon's edge it cannot */
@@ -515,10 +524,14 @@ void fb_balance_run(fb_balance* b, const fb_model* m, const fb_data* dw, const f
     }
     for (int p = 0; p < out->info.npoint; p++) {
         double f = 0.0;
+        fb_v3 fv = fb_v3_zero();
         for (int e = 0; e < BAL_EDGES; e++) {
             f += b->lam[BAL_EDGES * p + e];
+            fv = fb_v3_add(fv, fb_v3_scale(b->pdir[BAL_EDGES * p + e], b->lam[BAL_EDGES * p + e]));
         }
         out->info.force[p] = f;
+        out->f[p] = fv;
+        out->body[p] = b->pbody[p];
     }
     double err2 = 0.0;
     for (int r = 0; r < 6; r++) {
@@ -566,10 +579,7 @@ void fb_balance_run(fb_balance* b, const fb_model* m, const fb_data* dw, const f
         tau[j] = v;
     }
     for (int p = 0; p < out->info.npoint; p++) {
-        fb_v3 f = fb_v3_zero();
-        for (int e = 0; e < BAL_EDGES; e++) {
-            f = fb_v3_add(f, fb_v3_scale(b->pdir[BAL_EDGES * p + e], b->lam[BAL_EDGES * p + e]));
-        }
+        const fb_v3 f = out->f[p];
         if (f.x == 0.0 && f.y == 0.0 && f.z == 0.0) {
             continue;
         }

@@ -29,6 +29,8 @@ void fb_balance_bear(fb_balance* b, int body, bool bearing);
 /* What one plan found (for the tracker's report and the viewer). */
 typedef struct fb_balance_plan {
     fb_balance_info info; /* support points, centre of mass (world) */
+    int body[FB_BALANCE_MAX_POINTS];  /* the body of each support point */
+    fb_v3 f[FB_BALANCE_MAX_POINTS];   /* N, world: the contact force planned at each */
     double root_want[6];  /* the root acceleration asked for ([w; v], root coordinates) */
     double root_acc[6];   /* the one the contacts can give */
     double wrench_err;    /* |S^1/2 (planned - wanted root wrench)| */

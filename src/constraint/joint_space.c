@@ -138,6 +138,9 @@ void* fb_js_layout(char* base, size_t* off, size_t n, size_t cap) {
  * scale: 1e-6 of the largest acceleration asked for. */
 #define JS_TOL 1e-11
 #define JS_ACCEPT 1e-1
+/* How far past its bound an accepted multiplier may be, relative to the problem's force scale
+ * and to the bound (rounding of the pivoting's solves: 1e3 times JS_TOL) */
+#define JS_BOUND_TOL 1e-8
 
 enum { DOF_FREE = 0, DOF_LO, DOF_HI, DOF_FIXED };
 /* ROW_TLO, ROW_THI: a friction row at -mu lambda_n, +mu lambda_n */
@@ -793,6 +796,27 @@ static bool js_drive(js_ctx* x, int d) {
     }
 }
 
+/* Every multiplier of the solve within its bounds to rounding: JS_BOUND_TOL of the problem's
+ * force scale and of the bound itself. */
+static bool js_within_bounds(const js_ctx* x) {
+    const fb_csys* cs = x->cs;
+    const js_scratch* s = x->s;
+    const double tol = JS_BOUND_TOL * (x->tol_l / JS_TOL);
+    for (int j = 0; j < x->n + x->no; j++) {
+        const int r = j < x->n ? s->rk[j] : s->oidx[j - x->n];
+        if (r < 0) {
+            continue;
+        }
+        double lo, hi;
+        bounds(cs, r, &lo, &hi);
+        const double l = cs->lambda[r];
+        if (l < lo - tol - JS_BOUND_TOL * fabs(lo) || l > hi + tol + JS_BOUND_TOL * fabs(hi)) {
+            return false;
+        }
+    }
+    return true;
+}
+
 /* The joint-space solve of articulation a, friction rows at a bound tied to their normals
  * (ties) or held at the bound their normal gave when they were driven; false when it gives up
  * (a cycle: with ties the matrix is not symmetric and pivoting can cycle; an unbounded
@@ -882,6 +906,8 @@ bool fb_js_solve(fb_csys* cs, const lcp_rhs* q, int a, bool ties) {
     cs->residual = worst;
     /* a solution that misses its own conditions by more than rounding can explain (pivoting
      * on a nearly singular set, a cycle the stall count missed) is not used: the caller
-     * falls back to another method */
-    return worst <= JS_ACCEPT * (x.tol_w / JS_TOL);
+     * falls back to another method. lcp_violation counts a multiplier past its bound as one
+     * at it, so the bounds are checked apart: before, torques up to 300 times their limit and
+     * friction on contacts without normal force met every residual and were applied. */
+    return worst <= JS_ACCEPT * (x.tol_w / JS_TOL) && js_within_bounds(&x);
 }

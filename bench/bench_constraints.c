@@ -38,7 +38,7 @@ static void step_timers(const fb_world_stats* st, double* t) {
 static int run_world_steps(const bench_options* opt, bench_cresult* out, fb_error* err) {
     fb_model* m = NULL;
     stand_ctl ctl;
-    fb_world* w = stand_world(&m, &ctl, err);
+    fb_world* w = stand_world(&m, &ctl, NULL, err);
     const int nb = opt->calls / opt->batch;
     const size_t nsamples = (size_t)opt->rounds * (size_t)nb;
     double* samples = malloc(BS_NPART * nsamples * sizeof(double));

@@ -379,7 +379,7 @@ int bench_peers_step(const bench_options* opt, peer_step_result* out, fb_error* 
     step_ctx x;
     memset(&x, 0, sizeof x);
     memset(out, 0, sizeof *out);
-    x.w = stand_world(&x.m, &x.ctl, err);
+    x.w = stand_world(&x.m, &x.ctl, NULL, err);
     x.mj = x.w ? export_to_mujoco(x.m, "humanoid", err) : NULL;
     x.md = x.mj ? mj_makeData(x.mj) : NULL;
     const int nb = opt->calls / opt->batch;

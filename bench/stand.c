@@ -67,12 +67,12 @@ static fb_status stand_hook(void* user, fb_world* w, fb_hook_phase phase, double
     return FB_OK;
 }
 
-fb_world* stand_world(fb_model** m, stand_ctl* ctl, fb_error* err) {
+fb_world* stand_world(fb_model** m, stand_ctl* ctl, const fb_world_opts* opts, fb_error* err) {
     *m = scene_humanoid(err);
     if (!*m) {
         return NULL;
     }
-    fb_world_opts o = fb_default_world_opts();
+    fb_world_opts o = opts ? *opts : fb_default_world_opts();
     o.dt = STAND_DT;
     const fb_model* mc = *m;
     fb_world* w = fb_world_create(1, &mc, &o, NULL, err);

@@ -42,8 +42,9 @@ void stand_pd(bool ball, const double* kp, const double* kd, const double* q, co
 
 /* The humanoid (with its capsules) in a world of step STAND_DT, standing, with the PD (gains
  * written to *ctl, which must outlive the world) as the world's force hook. *m receives the
- * model (the caller destroys world, then model). */
-fb_world* stand_world(fb_model** m, stand_ctl* ctl, fb_error* err);
+ * model (the caller destroys world, then model). opts: the world's options but dt (NULL:
+ * fb_default_world_opts()). */
+fb_world* stand_world(fb_model** m, stand_ctl* ctl, const fb_world_opts* opts, fb_error* err);
 
 /* Back to the settled standing state. */
 void stand_reset(fb_world* w, const stand_ctl* ctl);

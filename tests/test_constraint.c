@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "lemke.h"
+#include "math/isa.h"
 #include "math/quat.h"
 #include "math/spatial.h"
 #include "support.h"
@@ -766,6 +767,161 @@ START_TEST(k_by_backward_passes_matches_crba_and_test_forces) {
 }
 END_TEST
 
+/* Random contacts on the tree (articulation 0) and the free ball (1): against the ground,
+ * the ball against the tree (either side first), and between two bodies of the tree (a
+ * self-contact, whose rows go one by one). Returns their number. */
+static int random_contacts(const fb_model* m, scene_rng* r, fb_contact* c, int n) {
+    for (int k = 0; k < n; k++) {
+        const int kind = scene_rng_int(r, 0, 3);
+        const int body = scene_rng_int(r, 1, m->nbody - 1);
+        const int other = scene_rng_int(r, 1, m->nbody - 1);
+        c[k] = (fb_contact){.art_a = 0, .body_a = body, .p_a = fb_v3_scale(scene_rng_unit(r), 0.2),
+                            .art_b = -1, .p_b = fb_v3_zero(), .n = scene_rng_unit(r),
+                            .depth = 1e-3, .id = (uint64_t)k + 1u,
+                            .r_a = scene_rng_uniform(r, 0.0, 0.1)};
+        if (kind == 1 || kind == 2) {
+            c[k].art_b = 1;
+            c[k].body_b = 1;
+            c[k].p_b = fb_v3_scale(scene_rng_unit(r), 0.11);
+            c[k].r_b = 0.11;
+            if (kind == 2) { /* the ball as side A */
+                c[k].art_a = 1;
+                c[k].body_a = 1;
+                c[k].art_b = 0;
+                c[k].body_b = body;
+            }
+        } else if (kind == 3 && other != body) {
+            c[k].art_b = 0;
+            c[k].body_b = other;
+            c[k].p_b = fb_v3_scale(scene_rng_unit(r), 0.2);
+        }
+    }
+    return n;
+}
+
+/* s n^T (the world Jacobian of point p of body i) added to Jk: a point row's generalised force
+ * on one articulation, for the J M^-1 J^T reference. */
+static void add_point_jacobian(const fb_model* m, const fb_data* d, int i, fb_v3 p, fb_v3 n,
+                               double s, double* Jp, double* Jk) {
+    const int nv = m->nv;
+    fb_jac_point(m, d, i, p, Jp);
+    for (int j = 0; j < nv; j++) {
+        Jk[j] += s * (n.x * Jp[j] + n.y * Jp[nv + j] + n.z * Jp[2 * nv + j]);
+    }
+}
+
+/* A contact's three rows (normal and two friction rows, fb_contact_rows) are built by one
+ * backward pass for the three (fb_aba_contact_path, under FB_K_BACKWARD): each row's path, du
+ * and D^-1 du are bit for bit those of its own single-row pass (the same rows with a dof row
+ * after each, which keeps them apart), in both compilations of the kernel (baseline x86-64 and
+ * AVX2: the same K, bit for bit), and K matches J (M + hB)^-1 J^T from CRBA and point
+ * Jacobians. Random trees with a free ball, 1-8 contacts against the ground, the ball (either
+ * side first) and another body of the tree, half with implicit joint damping. */
+START_TEST(k_by_contacts_gives_each_row_the_bits_of_its_own_pass) {
+    const bool avx2 = fb_isa_best() == FB_ISA_AVX2;
+    double worst_ref = 0.0;
+    int cases = 0, grouped = 0, isa_cases = 0;
+    for (uint64_t seed = 1; seed <= 40; seed++) {
+        /* k_case's tree, ball and states; its two systems hold the contacts' rows instead */
+        k_case c;
+        if (!k_case_make(&c, seed * 71u, seed + 7000, FB_K_BACKWARD)) {
+            continue;
+        }
+        fb_error err;
+        fb_csys *cs = c.cm, *apart = c.ct;
+        fb_csys_clear(cs);
+        fb_csys_clear(apart);
+        fb_csys_set_k_method(apart, FB_K_BACKWARD);
+        fb_contact con[4];
+        const int ncon = random_contacts(c.ma, &c.r, con, scene_rng_int(&c.r, 1, 4));
+        ck_assert_int_eq(fb_contact_rows(cs, con, ncon, 0.8, NULL, &err), FB_OK);
+        const int nr = cs->nrow;
+        for (int k = 0; k < nr; k++) {
+            fb_row row = cs->row[k];
+            row.friction_of = row.friction_of >= 0 ? 2 * row.friction_of : -1;
+            ck_assert_int_eq(fb_csys_add_row(apart, &row, &err), FB_OK);
+            fb_row dof = fb_default_row();
+            dof.type = FB_ROW_DOF;
+            dof.dof = scene_rng_int(&c.r, 0, c.nva - 1);
+            ck_assert_int_eq(fb_csys_add_row(apart, &dof, &err), FB_OK);
+        }
+        ck_assert_int_eq(fb_csys_build(cs, &err), FB_OK);
+        ck_assert_int_eq(fb_csys_build(apart, &err), FB_OK);
+        const size_t nvt = (size_t)c.nvt, nb = (size_t)cs->nbody_total;
+        for (int k = 0; k < nr; k++) {
+            const size_t ka = 2 * (size_t)k;
+            ck_assert_int_eq(cs->kpn[k], apart->kpn[ka]);
+            const int* path = cs->kpath + (size_t)k * nb;
+            ck_assert(memcmp(path, apart->kpath + ka * nb, (size_t)cs->kpn[k] * sizeof(int)) == 0);
+            for (int i = 0; i < cs->kpn[k]; i++) {
+                const size_t j = (size_t)cs->gdof[path[i]], n = (size_t)cs->gnv[path[i]];
+                ck_assert_msg(memcmp(cs->kdu + (size_t)k * nvt + j, apart->kdu + ka * nvt + j,
+                                     n * sizeof(double)) == 0 &&
+                                  memcmp(cs->ky + (size_t)k * nvt + j,
+                                         apart->ky + ka * nvt + j, n * sizeof(double)) == 0,
+                              "seed %llu row %d body %d: du or y differs from the row's own "
+                              "pass",
+                              (unsigned long long)seed, k, path[i]);
+            }
+            grouped += cs->row[k].art_b != cs->row[k].art;
+        }
+        if (avx2) {
+            /* the other compilation of the kernel: the same K */
+            double K1[12 * 12];
+            memcpy(K1, cs->K, (size_t)nr * (size_t)nr * sizeof(double));
+            fb_isa_force(FB_ISA_BASE);
+            ck_assert_int_eq(fb_csys_build(cs, &err), FB_OK);
+            fb_isa_force(FB_ISA_AUTO);
+            ck_assert_msg(memcmp(K1, cs->K, (size_t)nr * (size_t)nr * sizeof(double)) == 0,
+                          "seed %llu: the baseline kernel gives another K",
+                          (unsigned long long)seed);
+            isa_cases++;
+        }
+        /* K against J (M + hB)^-1 J^T, J from point Jacobians */
+        k_case_crba(&c);
+        const fb_model* ms[2] = {c.ma, c.mb};
+        fb_data* ds[2] = {c.da, c.db};
+        double* J = calloc((size_t)nr * nvt, sizeof(double));
+        ck_assert(J != NULL);
+        for (int k = 0; k < nr; k++) {
+            const fb_row* row = &cs->row[k];
+            double* Jk = J + (size_t)k * nvt;
+            add_point_jacobian(ms[row->art], ds[row->art], row->body, row->p, row->n, 1.0, c.Jp,
+                               Jk + (row->art ? c.nva : 0));
+            if (row->art_b >= 0) {
+                add_point_jacobian(ms[row->art_b], ds[row->art_b], row->body_b, row->p_b, row->n,
+                                   -1.0, c.Jp, Jk + (row->art_b ? c.nva : 0));
+            }
+        }
+        double kmax = 1e-12, eref = 0.0;
+        for (int col = 0; col < nr; col++) {
+            memcpy(c.x, J + (size_t)col * nvt, nvt * sizeof(double));
+            ck_assert(scene_solve_spd(c.da->M, c.nva, c.La, c.x));
+            ck_assert(scene_solve_spd(c.db->M, c.nvb, c.Lb, c.x + c.nva));
+            for (int k = 0; k < nr; k++) {
+                double v = 0.0;
+                for (size_t j = 0; j < nvt; j++) {
+                    v += J[(size_t)k * nvt + j] * c.x[j];
+                }
+                kmax = fmax(kmax, fabs(v));
+                eref = fmax(eref, fabs(cs->K[k * nr + col] - v));
+            }
+        }
+        worst_ref = fmax(worst_ref, eref / kmax);
+        ck_assert_msg(eref / kmax < 1e-12, "seed %llu: K vs J (M + hB)^-1 J^T %g",
+                      (unsigned long long)seed, eref / kmax);
+        cases++;
+        free(J);
+        k_case_free(&c);
+    }
+    printf("K by contacts, %d cases (%d in both compilations), %d rows of contacts between two "
+           "articulations or with the ground: du, y bit-identical to single rows; vs J M^-1 J^T "
+           "%.2e\n",
+           cases, isa_cases, grouped, worst_ref);
+    ck_assert(!avx2 || isa_cases == cases);
+}
+END_TEST
+
 /* The joint-space solve: the humanoid (57 dofs, floating root; in half the cases with implicit
  * joint damping) with a dof row on every dof (the root's unbounded, the joints' within random
  * torque limits, random targets, some of them the tight limits of a saturated feedforward),
@@ -1248,6 +1404,7 @@ static Suite* constraint_suite(void) {
     tcase_add_test(tc, k_of_rows_within_one_articulation_matches_j_minv_jt);
     tcase_add_test(tc, k_by_factorisation_matches_crba_and_test_forces);
     tcase_add_test(tc, k_by_backward_passes_matches_crba_and_test_forces);
+    tcase_add_test(tc, k_by_contacts_gives_each_row_the_bits_of_its_own_pass);
     tcase_add_test(tc, joint_space_solve_meets_the_lcp_conditions);
     tcase_add_test(tc, pgs_reaches_lemke_on_random_lcps);
     tcase_add_test(tc, mixed_and_friction_rows_meet_their_conditions);

@@ -18,13 +18,17 @@
  *   the ball's change of momentum equal to the impulse the body received and no sinking into
  *   the ground; an articulation not allowed to sleep never does, and allowing it changes no
  *   bit while it moves; q changes, fb_world_wake, fb_world_set_sleep and hooks wake it, and a
- *   hook's row on a sleeper is refused. */
+ *   hook's row on a sleeper is refused;
+ *   the world's PGS tolerance (relative to the largest multiplier) against the tight absolute
+ *   one: contact forces against their closed forms, the friction cone, momentum through a hit,
+ *   and the bodies' positions. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "math/quat.h"
 #include "math/spatial.h"
+#include "stand.h"
 #include "support.h"
 
 #define G 9.81
@@ -478,19 +482,25 @@ static void momentum_change(fb_fv a, fb_fv b, double* lin, double* ang) {
 }
 
 /* A world in zero gravity, no ground: the free chain (articulation 0) and a 0.45 kg ball of
- * radius 0.11 m (articulation 1) with friction mu and restitution e. */
-static fb_world* chain_and_ball(double mu, double e, fb_model** chain_m, fb_model** ball_m) {
+ * radius 0.11 m (articulation 1) with friction mu and restitution e; the options but the
+ * ground are base's (NULL: the defaults). */
+static fb_world* chain_and_ball_opts(double mu, double e, const fb_world_opts* base,
+                                     fb_model** chain_m, fb_model** ball_m) {
     *chain_m = free_chain();
     *ball_m = ball_model(0.11, 0.45 / (4.0 / 3.0 * FB_PI * 0.11 * 0.11 * 0.11));
     fb_error err;
     ck_assert_int_eq(fb_model_set_gravity(*ball_m, fb_v3_zero(), &err), FB_OK);
     const fb_model* ms[2] = {*chain_m, *ball_m};
-    fb_world_opts o = fb_default_world_opts();
+    fb_world_opts o = base ? *base : fb_default_world_opts();
     o.ground = false;
     fb_world* w = ck_world(2, ms, &o);
     ck_assert_int_eq(fb_world_set_material(w, 1, mu, e, &err), FB_OK);
     ck_assert_int_eq(fb_world_set_material(w, 0, mu, 0.0, &err), FB_OK);
     return w;
+}
+
+static fb_world* chain_and_ball(double mu, double e, fb_model** chain_m, fb_model** ball_m) {
+    return chain_and_ball_opts(mu, e, NULL, chain_m, ball_m);
 }
 
 /* The chain and a ball about to hit its middle segment; one impulse solve at that instant. */
@@ -567,18 +577,17 @@ START_TEST(impact_conserves_momentum_and_energy) {
 }
 END_TEST
 
-/* The same through the step. The impact adds nothing, but semi-implicit Euler on body-frame
- * velocities drifts a tumbling chain's momentum by about (h w)^2 / 2 per step, so the step
- * holding the impact is held to the drift of the contact-free steps around it. */
-START_TEST(stepping_through_a_hit_conserves_momentum) {
-    fb_model *chain_m, *ball_m;
-    fb_world* w = chain_and_ball(0.5, 0.6, &chain_m, &ball_m);
+/* The ball thrown at the free chain (10 m/s down onto its middle) and 60 steps: the largest
+ * relative momentum change of a step holding an impact (-1 if none) and of a contact-free
+ * one. Returns the impacts. */
+static long step_through_hit(fb_world* w, double* impact_change, double* free_drift) {
     fb_data* db = fb_world_data(w, 1);
     ck_place(db, fb_v3_make(0.6, 0.5, 0.02), fb_quat_identity());
     db->qd[4] = -10.0;
     fb_fv prev = total_momentum(w);
     const double scale = fb_v3_norm(prev.f);
-    double impact_change = -1.0, free_drift = 0.0;
+    *impact_change = -1.0;
+    *free_drift = 0.0;
     long impacts = 0;
     for (int k = 0; k < 60; k++) {
         ck_step(w);
@@ -586,13 +595,25 @@ START_TEST(stepping_through_a_hit_conserves_momentum) {
         const double change = fmax(fb_v3_norm(fb_v3_sub(now.f, prev.f)),
                                    fb_v3_norm(fb_v3_sub(now.n, prev.n)) / 0.4) / scale;
         if (fb_world_get_stats(w)->impacts > impacts) {
-            impact_change = fmax(impact_change, change);
+            *impact_change = fmax(*impact_change, change);
         } else {
-            free_drift = fmax(free_drift, change);
+            *free_drift = fmax(*free_drift, change);
         }
         impacts = fb_world_get_stats(w)->impacts;
         prev = now;
     }
+    return impacts;
+}
+
+/* The same through the step. The impact adds nothing, but semi-implicit Euler on body-frame
+ * velocities drifts a tumbling chain's momentum by about (h w)^2 / 2 per step, so the step
+ * holding the impact is held to the drift of the contact-free steps around it. */
+START_TEST(stepping_through_a_hit_conserves_momentum) {
+    fb_model *chain_m, *ball_m;
+    fb_world* w = chain_and_ball(0.5, 0.6, &chain_m, &ball_m);
+    fb_data* db = fb_world_data(w, 1);
+    double impact_change, free_drift;
+    const long impacts = step_through_hit(w, &impact_change, &free_drift);
     printf("stepping through a hit: %ld impact(s), momentum change in the impact step %.2g, "
            "largest in a contact-free step %.2g; ball vy %.3g m/s after\n",
            impacts, impact_change, free_drift, db->qd[4]);
@@ -1406,6 +1427,161 @@ START_TEST(sleepers_wake_when_moved_told_or_driven) {
 }
 END_TEST
 
+/* ---- the solver's tolerance ----------------------------------------------------------------- */
+
+/* What contacts must get right, from one set of world options: forces against closed forms
+ * (relative to the weight they carry), the friction cone, momentum through a hit, and where
+ * the bodies end up (to compare two option sets). */
+typedef struct contact_results {
+    double rest;   /* box resting flat, 2 s: |sum of the contact forces - m g| / m g */
+    double slope;  /* box stuck on a 20 deg slope (mu 0.5), 2 s: |total force - m g up| / m g */
+    double normal; /* its normal part against m g cos 20 deg, relative */
+    double cone;   /* largest |friction row| - mu x its normal multiplier, N (<= 0 inside) */
+    double stand;  /* standing humanoid (PD) after 0.5 s more: |sum of contact forces - M g -
+                      dP/dt| / M g, the momentum's rate over the last step */
+    fb_v3 stand_f; /* that sum / M g */
+    double hit;    /* free chain hit by a ball, zero gravity: momentum change of the impact
+                      step over the largest of a contact-free step */
+    double sweeps; /* PGS sweeps per step, the humanoid's */
+    fb_v3 box, slope_box, pelvis; /* positions at the end */
+} contact_results;
+
+/* The sum of the world's point rows' forces (lambda n) on articulation 0, from the last
+ * substep's system; with `cone`, the largest excess of a friction row over mu lambda_n. */
+static fb_v3 contact_force_sum(const fb_world* w, double* cone) {
+    const fb_csys* cs = fb_world_csys(w);
+    fb_v3 f = fb_v3_zero();
+    for (int r = 0; r < cs->nrow; r++) {
+        const fb_row* row = &cs->row[r];
+        if (row->type == FB_ROW_POINT && row->art == 0) {
+            f = fb_v3_axpy(f, cs->lambda[r], row->n);
+        }
+        if (cone && row->friction_of >= 0) {
+            *cone = fmax(*cone, fabs(cs->lambda[r]) - row->mu * cs->lambda[row->friction_of]);
+        }
+    }
+    return f;
+}
+
+static double total_mass(const fb_model* m) {
+    double mass = 0.0;
+    for (int i = 1; i < m->nbody; i++) {
+        mass += m->I[i].m;
+    }
+    return mass;
+}
+
+static contact_results contact_results_with(const fb_world_opts* base) {
+    contact_results out;
+    memset(&out, 0, sizeof out);
+    out.cone = -INFINITY;
+    /* the box resting on its 0.4 x 0.3 face */
+    fb_model* box = box_model(fb_v3_make(0.4, 0.2, 0.3));
+    const fb_model* mc = box;
+    const double mg = total_mass(box) * G;
+    fb_world* w = ck_world(1, &mc, base);
+    ck_place(fb_world_data(w, 0), fb_v3_make(0.3, 0.1, -0.2), fb_quat_identity());
+    for (int k = 0; k < (int)(2.0 / base->dt); k++) {
+        ck_step(w);
+    }
+    out.rest = fb_v3_norm(fb_v3_sub(contact_force_sum(w, NULL), fb_v3_make(0, mg, 0))) / mg;
+    out.box = body_pos(fb_world_data(w, 0));
+    fb_world_destroy(w);
+    /* the same box on a 20 degree slope, mu 0.5: it sticks */
+    const double theta = 20 * DEG, mu = 0.5;
+    fb_world_opts o = *base;
+    o.plane.n = fb_v3_make(-sin(theta), cos(theta), 0.0);
+    o.ground_mu = mu;
+    w = ck_world(1, &mc, &o);
+    fb_error err;
+    ck_assert_int_eq(fb_world_set_material(w, 0, mu, 0.0, &err), FB_OK);
+    ck_place(fb_world_data(w, 0), fb_v3_scale(o.plane.n, 0.1),
+             fb_quat_from_axis_angle(fb_v3_make(0, 0, 1), theta));
+    for (int k = 0; k < (int)(2.0 / o.dt); k++) {
+        ck_step(w);
+    }
+    const fb_v3 f = contact_force_sum(w, &out.cone);
+    out.slope = fb_v3_norm(fb_v3_sub(f, fb_v3_make(0, mg, 0))) / mg;
+    out.normal = fabs(fb_v3_dot(f, o.plane.n) / (mg * cos(theta)) - 1.0);
+    out.slope_box = body_pos(fb_world_data(w, 0));
+    fb_world_destroy(w);
+    fb_model_destroy(box);
+    /* the benchmark's standing humanoid: settled, then 0.5 s more */
+    fb_model* hm = NULL;
+    stand_ctl* ctl = malloc(sizeof *ctl);
+    ck_assert(ctl != NULL);
+    w = stand_world(&hm, ctl, base, &err);
+    ck_assert_msg(w != NULL, "%s", err.msg);
+    const double Mg = total_mass(hm) * G;
+    long sweeps = 0;
+    const int nstand = 500;
+    fb_fv p0 = fb_fv_zero();
+    for (int k = 0; k < nstand; k++) {
+        p0 = total_momentum(w);
+        ck_step(w);
+        sweeps += fb_world_get_stats(w)->iterations;
+    }
+    const fb_v3 dp = fb_v3_scale(fb_v3_sub(total_momentum(w).f, p0.f), 1.0 / STAND_DT);
+    out.stand_f = fb_v3_scale(contact_force_sum(w, &out.cone), 1.0 / Mg);
+    out.stand = fb_v3_norm(fb_v3_sub(out.stand_f, fb_v3_scale(fb_v3_add(fb_v3_make(0, Mg, 0), dp), 1.0 / Mg)));
+    out.sweeps = (double)sweeps / nstand;
+    out.pelvis = body_pos(fb_world_data(w, 0));
+    fb_world_destroy(w);
+    fb_model_destroy(hm);
+    free(ctl);
+    /* a ball hits the free chain (as stepping_through_a_hit_conserves_momentum) */
+    fb_model *chain_m, *ball_m;
+    w = chain_and_ball_opts(0.5, 0.6, base, &chain_m, &ball_m);
+    double impact_change, free_drift;
+    ck_assert(step_through_hit(w, &impact_change, &free_drift) >= 1);
+    out.hit = impact_change / fmax(free_drift, 1e-300);
+    fb_world_destroy(w);
+    fb_model_destroy(chain_m);
+    fb_model_destroy(ball_m);
+    return out;
+}
+
+/* The world's PGS stops at 1e-8 of the largest multiplier (fb_default_world_opts' rel_tol)
+ * where it stopped at 1e-10 N alone: the contact results against their closed forms with
+ * both, and how far the bodies end up from the tight solve's. Contact forces sum to the
+ * weight they carry (a box resting flat, a box stuck on a slope, whose friction and normal
+ * forces sum to m g up and whose normal part is m g cos theta; the standing humanoid: its
+ * total weight) to 1e-7 of it, friction rows stay within mu times their normal multiplier
+ * exactly, a hit changes the momentum no more than a contact-free step (as with the tight
+ * solve), and every body ends within 1e-9 m of where the tight solve puts it. */
+START_TEST(pgs_relative_tolerance_keeps_contact_results) {
+    fb_world_opts tight = fb_default_world_opts();
+    tight.pgs.rel_tol = 0.0;
+    const fb_world_opts def = fb_default_world_opts();
+    ck_assert(def.pgs.rel_tol > 0.0 && def.pgs.tol == tight.pgs.tol);
+    const contact_results a = contact_results_with(&tight), b = contact_results_with(&def);
+    const double moved =
+        fmax(fmax(fb_v3_norm(fb_v3_sub(a.box, b.box)), fb_v3_norm(fb_v3_sub(a.slope_box, b.slope_box))),
+             fb_v3_norm(fb_v3_sub(a.pelvis, b.pelvis)));
+    printf("PGS tolerance, tight (%g N) -> default (rel %g): resting box force %.2e -> "
+           "%.2e, slope force %.2e -> %.2e (normal %.2e -> %.2e), cone excess %.2e -> %.2e N, "
+           "standing humanoid force %.2e -> %.2e (%.1f -> %.1f sweeps a step), hit momentum / "
+           "free drift %.2f -> %.2f; bodies apart by %.2e m\n",
+           tight.pgs.tol, def.pgs.rel_tol, a.rest, b.rest, a.slope, b.slope, a.normal, b.normal, a.cone, b.cone, a.stand, b.stand,
+           a.sweeps, b.sweeps, a.hit, b.hit, moved);
+    const contact_results* both[2] = {&a, &b};
+    for (int k = 0; k < 2; k++) {
+        const contact_results* c = both[k];
+        ck_assert_msg(c->rest < 1e-7 && c->slope < 1e-7 && c->normal < 1e-7 && c->stand < 1e-6,
+                      "%s: forces off their closed forms (%g %g %g %g)", k ? "default" : "tight",
+                      c->rest, c->slope, c->normal, c->stand);
+        ck_assert_msg(c->cone <= 0.0, "friction outside its cone by %g N", c->cone);
+        ck_assert_msg(c->hit <= 2.0, "the hit changed momentum %g x a free step's drift", c->hit);
+    }
+    const double dstand = fb_v3_norm(fb_v3_sub(a.stand_f, b.stand_f));
+    printf("standing humanoid: contact forces of the two solves apart by %.2e of its weight\n",
+           dstand);
+    ck_assert_msg(dstand < 1e-7, "the humanoid's contact forces differ by %g of its weight",
+                  dstand);
+    ck_assert_msg(moved < 1e-9, "the bodies end %g m from the tight solve's", moved);
+}
+END_TEST
+
 static Suite* world_suite(void) {
     Suite* s = suite_create("world");
     TCase* tc = tcase_create("scenarios");
@@ -1431,6 +1607,7 @@ static Suite* world_suite(void) {
     tcase_add_test(tc, sleep_not_allowed_never_sleeps_and_allowing_changes_no_bit);
     tcase_add_test(tc, sleepers_wake_when_moved_told_or_driven);
     tcase_add_test(tc, an_island_sleeps_and_wakes_whole);
+    tcase_add_test(tc, pgs_relative_tolerance_keeps_contact_results);
     suite_add_tcase(s, tc);
     return s;
 }

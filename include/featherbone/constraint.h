@@ -90,9 +90,11 @@ typedef struct fb_row {
 FB_API fb_row fb_default_row(void);
 
 typedef struct fb_pgs_opts {
-    int max_iter; /* sweeps at most (default 200) */
-    double tol;   /* stop when no multiplier moves by more than this (default 1e-10) */
-    bool warm;    /* start from the previous solve's multipliers of rows with the same id */
+    int max_iter;   /* sweeps at most (default 200) */
+    double tol;     /* stop when no multiplier moves by more than this (default 1e-10) */
+    double rel_tol; /* or by more than rel_tol times the largest multiplier after the sweep
+                       (default 0: off; the world's default options set 1e-8) */
+    bool warm;      /* start from the previous solve's multipliers of rows with the same id */
 } fb_pgs_opts;
 
 FB_API fb_pgs_opts fb_default_pgs_opts(void);

@@ -55,7 +55,7 @@ typedef struct fb_world_opts {
     double bounce_speed;       /* m/s, rad/s: restitution applies only above this; 0.05 */
     double max_speed;          /* m/s, rad/s: a joint faster than this is a blow-up; 1e3 */
     int max_contacts;          /* default 256 */
-    fb_pgs_opts pgs;           /* default fb_default_pgs_opts() */
+    fb_pgs_opts pgs;           /* default fb_default_pgs_opts() with rel_tol 1e-8 */
     double sleep_speed;        /* rad/s or m/s: an articulation is still while every dof's |qd|
                                   is below this; default 0.01 */
     double sleep_time;         /* s it must stay still to fall asleep; default 0.5 */

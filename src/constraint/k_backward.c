@@ -7,6 +7,8 @@
 #include "featherbone/constraint.h"
 #include "constraint/accel_deltas.h"
 #include "constraint/csys_internal.h"
+#include "dynamics/aba.h"
+#include "math/spatial.h"
 
 /* ---- K by backward passes alone (FB_K_BACKWARD) ----------------------------------------------
  * ABA's backward pass maps a generalised force tau to du (the change of u at every dof on the
@@ -45,6 +47,72 @@ static void backward_row(fb_csys* cs, int r) {
     cs->kpn[r] = len;
 }
 
+/* Whether rows r, r + 1, r + 2 are one contact's (a normal and its two friction rows): point
+ * rows on the same body, or pair of bodies in two articulations (a self-contact's two forces
+ * meet on one path: those go row by row). Their backward passes then run together. */
+static bool contact_at(const fb_csys* cs, int r) {
+    if (r + 3 > cs->nrow) {
+        return false;
+    }
+    const fb_row* a = &cs->row[r];
+    if (a->type != FB_ROW_POINT || a->art_b == a->art) {
+        return false;
+    }
+    for (int c = 1; c < 3; c++) {
+        const fb_row* b = &cs->row[r + c];
+        if (b->type != FB_ROW_POINT || b->art != a->art || b->body != a->body ||
+            b->art_b != a->art_b || (a->art_b >= 0 && b->body_b != a->body_b)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The backward passes of rows r .. r + 2, one contact's (contact_at), in one walk up each
+ * articulation's path with the three unit forces at once (fb_aba_contact_path: each row gets
+ * the bits backward_row gives it). */
+static void backward_contact(fb_csys* cs, int r) {
+    const fb_row* row = &cs->row[r];
+    const size_t nvt = (size_t)cs->nv_total, nb = (size_t)cs->nbody_total;
+    int* path = cs->kpath + (size_t)r * nb;
+    int len = 0;
+    for (int k = cs->nart - 1; k >= 0; k--) {
+        if (row->art != k && row->art_b != k) {
+            continue;
+        }
+        const fb_data* d = cs->d[k];
+        const bool a = row->art == k;
+        const int body = a ? row->body : row->body_b;
+        /* the unit forces as fb_row_inputs and fb_accel_delta_backward make them: the body's
+         * bias changes by -X_0 f */
+        fb_fv3 p;
+        for (int c = 0; c < 3; c++) {
+            const fb_row* rc = &cs->row[r + c];
+            const fb_fv f = point_force(d, body, a ? rc->p : rc->p_b,
+                                        fb_v3_scale(rc->n, a ? 1.0 : -1.0));
+            const fb_fv x = fb_fv_scale(fb_xf_fv(d->X_0[body], f), -1.0);
+            for (int j = 0; j < 3; j++) {
+                p.n[j][c] = fb_v3_get(x.n, j);
+                p.f[j][c] = fb_v3_get(x.f, j);
+            }
+        }
+        const size_t off = (size_t)r * nvt + (size_t)cs->v_off[k];
+        int* pk = path + len;
+        const int np = fb_aba_contact_path(cs->m[k], d, body, &p, cs->kdu + off, cs->ky + off,
+                                           nvt, pk);
+        for (int i = 0; i < np; i++) {
+            pk[i] += (int)cs->b_off[k];
+        }
+        len += np;
+    }
+    for (int c = 0; c < 3; c++) {
+        cs->kpn[r + c] = len;
+        if (c > 0) {
+            memcpy(path + (size_t)c * nb, path, (size_t)len * sizeof(int));
+        }
+    }
+}
+
 /* du_r . y_c over n dofs (a hinge, a ball, a free joint unrolled). */
 static inline double body_dot(const double* du, const double* y, int n) {
     switch (n) {
@@ -68,8 +136,15 @@ void fb_k_backward(fb_csys* cs) {
     cs->restricted = true; /* no columns: fb_csys_apply sums the rows' du */
     cs->kbuilt = true;
     memset(cs->klen, 0, (size_t)nb * sizeof(int));
+    for (int r = 0; r < nr;) {
+        if (contact_at(cs, r)) {
+            backward_contact(cs, r);
+            r += 3;
+        } else {
+            backward_row(cs, r++);
+        }
+    }
     for (int r = 0; r < nr; r++) {
-        backward_row(cs, r);
         const int* path = cs->kpath + (size_t)r * (size_t)nb;
         for (int i = 0; i < cs->kpn[r]; i++) {
             const int g = path[i];

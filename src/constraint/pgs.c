@@ -25,8 +25,9 @@ static double lcp_residual(const fb_csys* cs, const lcp_rhs* q) {
     }
     return worst;
 }
-/* One projected Gauss-Seidel update of row r; returns how far its multiplier moved. */
-static double pgs_row(fb_csys* cs, int r) {
+/* One projected Gauss-Seidel update of row r; returns how far its multiplier moved and raises
+ * *scale to its size. */
+static double pgs_row(fb_csys* cs, int r, double* scale) {
     if (!cs->pgs_on[r]) {
         return 0.0; /* a row no force can move, or one left out of this solve */
     }
@@ -39,6 +40,8 @@ static double pgs_row(fb_csys* cs, int r) {
     const double vl = v > lo ? v : lo;
     const double l = vl < hi ? vl : hi;
     const double moved = fabs(l - cs->lambda[r]);
+    const double size = fabs(l);
+    *scale = size > *scale ? size : *scale;
     cs->lambda[r] = l;
     return moved;
 }
@@ -164,7 +167,9 @@ static double block_step(fb_csys* cs, const lcp_rhs* q, int nb) {
  * solve of their K block within their bounds, block_step) and the other rows (contacts,
  * friction, limits) one by one between block solves. PGS alone converges slowly on the strong
  * coupling of M^-1 between the joints of one body, and more slowly still once torque limits
- * bind; the block solve removes that coupling from the iteration. */
+ * bind; the block solve removes that coupling from the iteration. The sweeps stop when no
+ * multiplier moved by more than tol, or by more than rel_tol times the largest multiplier
+ * after the sweep (the world's: 1e-8; docs/CONSTRAINTS.md "The solver"). */
 void fb_pgs_sweeps(fb_csys* cs, const lcp_rhs* q, const fb_pgs_opts* o) {
     const int nr = cs->nrow;
     const int nb = block_rows(cs, q);
@@ -182,15 +187,19 @@ void fb_pgs_sweeps(fb_csys* cs, const lcp_rhs* q, const fb_pgs_opts* o) {
     int it = 0;
     for (; it < o->max_iter; it++) {
         double moved = nb > 0 ? block_step(cs, q, nb) : 0.0;
+        double scale = 0.0; /* the largest multiplier after the sweep */
+        for (int i = 0; i < nb; i++) {
+            scale = fmax(scale, fabs(cs->lambda[cs->blk_idx[i]]));
+        }
         for (int r = 0, i = 0; r < nr; r++) {
             if (i < nb && cs->blk_idx[i] == r) {
                 i++;
                 continue;
             }
-            const double mr = pgs_row(cs, r);
+            const double mr = pgs_row(cs, r, &scale);
             moved = mr > moved ? mr : moved;
         }
-        if (moved <= o->tol) {
+        if (moved <= o->tol || moved <= o->rel_tol * scale) {
             it++;
             break;
         }

@@ -54,10 +54,8 @@ void fb_aba_phase1_velocities(const fb_model* m, fb_data* d) {
     d->stage = FB_STAGE_POS | FB_STAGE_VEL | FB_STAGE_ABA1;
 }
 
-/* Whether body i's joint uses the ball-joint closed forms (D = A); with implicit damping its
- * D carries dt b on the diagonal and the generic forms apply. */
 static inline bool ball_closed_form(const fb_model* m, const fb_data* d, int i) {
-    return m->jtype[i] == FB_JOINT_SPHERICAL && !(m->damping[i] > 0.0 && d->damping_dt > 0.0);
+    return fb_aba_ball_closed_form(m, d, i);
 }
 
 /* U D^-1 x for body i, where x has n_i entries. */
@@ -213,6 +211,17 @@ fb_fv fb_aba_response_up(const fb_model* m, const fb_data* d, int i, fb_fv pA, d
         }
     }
     return fb_xf_tr_fv(d->X_up[i], pa);
+}
+
+int fb_aba_contact_path(const fb_model* m, const fb_data* d, int body, const fb_fv3* pA,
+                        double* du, double* y, size_t stride, int* path) {
+    assert(d->stage & FB_STAGE_ABA1);
+#if defined(FB_HAVE_AVX2_KERNELS)
+    if (fb_isa_active() == FB_ISA_AVX2) {
+        return fb_aba_contact_path_avx2(m, d, body, pA, du, y, stride, path);
+    }
+#endif
+    return fb_aba_contact_path_base(m, d, body, pA, du, y, stride, path);
 }
 
 void fb_aba_phase2(const fb_model* m, fb_data* d) {

@@ -27,4 +27,21 @@ fb_mv fb_aba_accel_down(const fb_model* m, const fb_data* d, int i, fb_mv a1, co
 fb_fv fb_aba_response_up(const fb_model* m, const fb_data* d, int i, fb_fv pA, double* du,
                          double* y);
 
+/* Three spatial forces at once as two 3x3 blocks: entry [k][c] is component k of force c
+ * (n the moment, f the force). */
+typedef struct fb_fv3 {
+    double n[3][3], f[3][3];
+} fb_fv3;
+
+/* The backward pass of three test forces on one body (a contact's normal and friction rows)
+ * from it to the root, in one walk: column c of pA is the change of body's bias force by input
+ * c (-X_0 f_c), and at every body on the path the step of fb_aba_response_up with no test
+ * torques, lane by lane with the same arithmetic, so each input gets the bits of its own
+ * single-input pass. Input c's du and y = D^-1 du go to du + c stride and y + c stride
+ * (indexed by dof; only the path's dofs are written); the bodies, from `body` up, to path.
+ * Returns their count. Runs the AVX2 compilation where fb_isa_active() says so (the same
+ * bits). Needs FB_STAGE_ABA1. */
+int fb_aba_contact_path(const fb_model* m, const fb_data* d, int body, const fb_fv3* pA,
+                        double* du, double* y, size_t stride, int* path);
+
 #endif /* FB_DYNAMICS_ABA_H */

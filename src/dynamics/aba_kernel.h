@@ -1,23 +1,37 @@
-/* ABA phase 1 [RBDA T7.1], the part that is compiled twice (math/isa.h): for baseline x86-64
- * (aba_kernel_base.c) and with AVX2 (aba_kernel_avx2.c, where the build allows it). Both are
- * the one source, aba_kernel_impl.h, and give the same bits. fb_aba_phase1 (aba.c) calls the
- * one fb_isa_active() names. */
+/* ABA phase 1 [RBDA T7.1] and the contact rows' backward pass, the parts that are compiled
+ * twice (math/isa.h): for baseline x86-64 (aba_kernel_base.c) and with AVX2
+ * (aba_kernel_avx2.c, where the build allows it). Each is one source (aba_kernel_impl.h,
+ * aba_contact_impl.h) and gives the same bits in both. fb_aba_phase1 and fb_aba_contact_path
+ * (aba.c) call the one fb_isa_active() names. */
 #ifndef FB_DYNAMICS_ABA_KERNEL_H
 #define FB_DYNAMICS_ABA_KERNEL_H
 
 #include <stdbool.h>
 
 #include "featherbone/data.h"
+#include "dynamics/aba.h"
 
 /* Where in its 36 D_inv entries a ball joint (undamped, not at the root) keeps
  * K = C - B^T A^-1 B, the articulated inertia [0 0; 0 K] it hands to its parent (in its own
  * coordinates), after its 9 entries of A^-1; phase 2 uses it for I^a c. */
 #define FB_ABA_BALL_K 9
 
+/* Whether body i's joint uses the ball-joint closed forms (D = A, K after A^-1 in D_inv); with
+ * implicit damping its D carries dt b on the diagonal and the generic forms apply. */
+static inline bool fb_aba_ball_closed_form(const fb_model* m, const fb_data* d, int i) {
+    return m->jtype[i] == FB_JOINT_SPHERICAL && !(m->damping[i] > 0.0 && d->damping_dt > 0.0);
+}
+
 /* Phase 1 on m, d: with `positions`, jcalc, X_up and X_0 first (else they are current); the
  * velocities, every body's I^A, U, D^-1 and pA_v. Returns 0, or the body whose D = S^T I^A S
  * is not positive definite (phase 1 then stops). */
 int fb_aba_phase1_base(const fb_model* m, fb_data* d, bool positions);
 int fb_aba_phase1_avx2(const fb_model* m, fb_data* d, bool positions);
+
+/* fb_aba_contact_path (dynamics/aba.h) in the two compilations (aba_contact_impl.h). */
+int fb_aba_contact_path_base(const fb_model* m, const fb_data* d, int body, const fb_fv3* pA,
+                             double* du, double* y, size_t stride, int* path);
+int fb_aba_contact_path_avx2(const fb_model* m, const fb_data* d, int body, const fb_fv3* pA,
+                             double* du, double* y, size_t stride, int* path);
 
 #endif /* FB_DYNAMICS_ABA_KERNEL_H */

@@ -1,8 +1,9 @@
 /* Which instruction set the multiversioned kernels run with (docs/BENCHMARKS.md, "Kernels in
- * AVX2"). The library is built for baseline x86-64; the kernels of ABA phase 1
- * (src/dynamics/aba_kernel_*.c) are compiled a second time with AVX2 where the compiler can,
- * and each call picks the AVX2 copy when the processor and the operating system support it.
- * Both copies give the same bits (math/rows.h), which tests/test_dynamics.c checks.
+ * AVX2"). The library is built for baseline x86-64; the kernels of ABA phase 1 and of the
+ * contact rows' backward pass (src/dynamics/aba_kernel_*.c) are compiled a second time with
+ * AVX2 where the compiler can, and each call picks the AVX2 copy when the processor and the
+ * operating system support it. Both copies give the same bits (math/rows.h), which
+ * tests/test_dynamics.c and tests/test_constraint.c check.
  *
  *   fb_isa_best     the best this build and this machine allow
  *   fb_isa_active   the one calls use now: fb_isa_best unless fb_isa_force chose another

@@ -35,6 +35,16 @@
  * hinge's two stops. */
 #define LIMIT_KINDS 3
 
+/* The world's PGS stops when no multiplier moves by more than 1e-8 of the largest (or 1e-10
+ * N, fb_default_pgs_opts's): a standing character's contact forces to 1e-8 of its weight,
+ * whatever its mass, where the absolute 1e-10 N alone asked for 1e-13 of it (16 sweeps a step
+ * instead of 4; docs/BENCHMARKS.md). */
+static fb_pgs_opts world_pgs_opts(void) {
+    fb_pgs_opts o = fb_default_pgs_opts();
+    o.rel_tol = 1e-8;
+    return o;
+}
+
 fb_world_opts fb_default_world_opts(void) {
     return (fb_world_opts){
         .dt = 1.0 / 480.0,
@@ -54,7 +64,7 @@ fb_world_opts fb_default_world_opts(void) {
         .bounce_speed = 0.05,
         .max_speed = 1e3,
         .max_contacts = 256,
-        .pgs = fb_default_pgs_opts(),
+        .pgs = world_pgs_opts(),
         .sleep_speed = 0.01,
         .sleep_time = 0.5,
     };
@@ -97,9 +107,10 @@ static fb_status check_opts(const fb_world_opts* o, fb_error* err) {
         return fb_fail(err, FB_EINVAL, "world options: max_halvings 0..30, speeds >= 0 expected");
     }
     if (o->max_contacts < 1 || o->max_contacts > 10000 || o->pgs.max_iter < 1 ||
-        !(o->pgs.tol >= 0.0)) {
+        !(o->pgs.tol >= 0.0) || !(o->pgs.rel_tol >= 0.0)) {
         return fb_fail(err, FB_EINVAL,
-                       "world options: max_contacts 1..10000, pgs.max_iter >= 1 expected");
+                       "world options: max_contacts 1..10000, pgs.max_iter >= 1, pgs.tol and "
+                       "pgs.rel_tol >= 0 expected");
     }
     if (!(o->sleep_speed >= 0.0) || !isfinite(o->sleep_speed) || !(o->sleep_time >= 0.0) ||
         !isfinite(o->sleep_time)) {

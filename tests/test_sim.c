@@ -568,9 +568,8 @@ START_TEST(a_free_root_that_falls_is_recorded_fallen_from_then_on) {
         ck_assert_msg(fr[f].fallen == (fr[f].time >= fall.time - 1e-9),
                       "frame %d at %.4f s: fallen %d, the fall at %.4f s", f, fr[f].time,
                       fr[f].fallen, fall.time);
-        /* the planner runs from the first step until the fall: a frame gives its last
-         * substep's, the first fallen frame that of the substep that fell */
-        const bool ran = f > 0 && !fr[f - 1].fallen;
+        /* the planner runs from the first step until the fall (a fallen frame has no plan) */
+        const bool ran = f > 0 && !fr[f].fallen;
         ck_assert_msg(isfinite(fr[f].com_target_dist) == ran, "frame %d: target distance %g", f,
                       fr[f].com_target_dist);
         ck_assert(isnan(fr[f].com_margin) || ran);

@@ -808,6 +808,9 @@ void fb_tracker_measure(fb_tracker* tr, fb_track_metrics* out, double* body_err)
         tr->g.root.mode != FB_ROOT_KINEMATIC) {
         fb_ref_at(m, tr->ctl, out->time, tr->dref->q, NULL, NULL, NULL, tr->tmp);
         check_fall(tr, tr->dref->q, out->time);
+        if (tr->fall.cause != FB_FALL_NONE) {
+            tr->plan.info.active = false; /* a fallen body has no balance plan */
+        }
     }
     fb_ref_at(m, tr->ref, out->time, tr->dref->q, NULL, NULL, NULL, tr->tmp);
     fb_kinematics_pos(m, tr->dref);

@@ -705,6 +705,27 @@ static void expect_sane(const push_result* r, const char* what) {
                   "%s: a joint was applied %g times its limit", what, r->applied_ratio_max);
 }
 
+/* One push of `force` N toward dir (t_end 0: the scene's end), run and checked sane. */
+static void run_push(const push_scene* ps, fb_v3 dir, double force, double t_end, const char* what,
+                     push_result* r) {
+    push_opts o = push_default_opts();
+    o.dir = dir;
+    o.force = force;
+    o.t_end = t_end;
+    fb_error err;
+    ck_assert_msg(push_run(ps, &o, r, &err) == 0, "%s", err.msg);
+    expect_sane(r, what);
+}
+
+/* Stood through the push, and 2 s after it the joints are back within 2 cm. */
+static void expect_recovered(const push_result* r, const char* what) {
+    ck_assert_msg(r->fall.cause == FB_FALL_NONE, "%s: fell at %.3f s (%s)", what, r->fall.time,
+                  fb_fall_cause_name(r->fall.cause));
+    ck_assert_msg(r->pose_back < 0.02,
+                  "%s: 2 s after the push the joints are %.2f cm from where they stood", what,
+                  100.0 * r->pose_back);
+}
+
 START_TEST(a_standing_character_recovers_from_a_moderate_push) {
     cmu_setup s;
     push_scene ps;
@@ -713,21 +734,12 @@ START_TEST(a_standing_character_recovers_from_a_moderate_push) {
     const fb_v3 dirs[2] = {ps.forward, ps.left};
     const char* names[2] = {"front", "left"};
     for (int k = 0; k < 2; k++) {
-        push_opts o = push_default_opts();
-        o.dir = dirs[k];
-        o.force = 150.0;
         push_result r;
-        fb_error err;
-        ck_assert_msg(push_run(&ps, &o, &r, &err) == 0, "%s", err.msg);
-        expect_sane(&r, names[k]);
-        ck_assert_msg(r.fall.cause == FB_FALL_NONE, "%s: fell at %.3f s (%s)", names[k],
-                      r.fall.time, fb_fall_cause_name(r.fall.cause));
-        /* the push moved it, and 2 s later it stands as it stood before */
+        run_push(&ps, dirs[k], 150.0, 0.0, names[k], &r);
+        expect_recovered(&r, names[k]);
+        /* the push moved it, and it had settled near the standing frame */
         ck_assert_msg(r.pose_max > 2e-3, "%s: the push moved the joints %g m at most", names[k],
                       r.pose_max);
-        ck_assert_msg(r.pose_back < 0.02,
-                      "%s: 2 s after the push the joints are %.2f cm from where they stood",
-                      names[k], 100.0 * r.pose_back);
         ck_assert_msg(r.start_dev < 0.02, "%s: it settled %.2f cm from the standing frame",
                       names[k], 100.0 * r.start_dev);
     }
@@ -743,17 +755,9 @@ START_TEST(a_light_push_from_the_right_is_not_a_fall) {
     cmu_setup s;
     push_scene ps;
     push_setup(&s, &ps, 4.0);
-    push_opts o = push_default_opts();
-    o.dir = fb_v3_neg(ps.left);
-    o.force = 25.0;
     push_result r;
-    fb_error err;
-    ck_assert_msg(push_run(&ps, &o, &r, &err) == 0, "%s", err.msg);
-    expect_sane(&r, "25 N right");
-    ck_assert_msg(r.fall.cause == FB_FALL_NONE, "25 N right: fell at %.3f s (%s)", r.fall.time,
-                  fb_fall_cause_name(r.fall.cause));
-    ck_assert_msg(r.pose_back < 0.02, "25 N right: 2 s after the push the joints are %.2f cm off",
-                  100.0 * r.pose_back);
+    run_push(&ps, fb_v3_neg(ps.left), 25.0, 0.0, "25 N right", &r);
+    expect_recovered(&r, "25 N right");
     push_scene_destroy(&ps);
     cmu_setup_free(&s);
 }
@@ -763,20 +767,16 @@ START_TEST(a_large_push_ends_in_a_fall_at_rest) {
     cmu_setup s;
     push_scene ps;
     push_setup(&s, &ps, 6.0);
-    push_opts o = push_default_opts();
-    o.dir = ps.forward;
-    o.force = 1000.0; /* 100 N s: 1.2 m/s on 81 kg */
-    o.t_end = 6.0;
+    /* 1000 N: 100 N s, 1.2 m/s on 81 kg */
     push_result r;
-    fb_error err;
-    ck_assert_msg(push_run(&ps, &o, &r, &err) == 0, "%s", err.msg);
-    expect_sane(&r, "1000 N front");
+    run_push(&ps, ps.forward, 1000.0, 6.0, "1000 N front", &r);
+    const push_opts o = push_default_opts();
     ck_assert_msg(r.fall.cause != FB_FALL_NONE, "1000 N front: it did not fall");
     ck_assert_msg(r.fall.time > o.t_push && r.fall.time < o.t_push + 2.0,
                   "1000 N front: fell at %.3f s", r.fall.time);
     ck_assert_msg(r.asleep_end || r.qd_end < 0.05,
                   "1000 N front: still moving at %.3g rad/s or m/s %.1f s after the push",
-                  r.qd_end, o.t_end - o.t_push);
+                  r.qd_end, 6.0 - o.t_push);
     push_scene_destroy(&ps);
     cmu_setup_free(&s);
 }

@@ -922,6 +922,91 @@ START_TEST(k_by_contacts_gives_each_row_the_bits_of_its_own_pass) {
 }
 END_TEST
 
+/* The joint-space solve's scene: the humanoid (in odd seeds with implicit joint damping) in a
+ * random bench state with random torques, and a free ball, both after ABA. Returns the random
+ * stream, for the rows. */
+static scene_rng js_scene(uint64_t seed, fb_model** ma, fb_model** mb, fb_data** da,
+                          fb_data** db) {
+    fb_error err;
+    *ma = ck_model(scene_humanoid(&err), &err);
+    *mb = ck_model(free_ball(&err), &err);
+    *da = ck_data(*ma);
+    *db = ck_data(*mb);
+    scene_rng r = scene_rng_make(seed + 7000);
+    if (seed % 2) { /* implicit joint damping: the matrix is M + h B */
+        for (int i = 1; i < (*ma)->nbody; i++) {
+            if ((*ma)->jtype[i] != FB_JOINT_FLOATING && (*ma)->jtype[i] != FB_JOINT_FIXED) {
+                ck_assert_int_eq(
+                    fb_model_set_damping(*ma, i, scene_rng_uniform(&r, 0.0, 20.0), &err),
+                    FB_OK);
+            }
+        }
+        (*da)->damping_dt = 1.0 / 480.0;
+    }
+    scene_bench_state(*ma, *da, &r, 1);
+    scene_random_state(*mb, *db, &r, 2.0, 0.0);
+    for (int k = 0; k < (*ma)->nv; k++) {
+        (*da)->tau[k] = scene_rng_uniform(&r, -20.0, 20.0);
+    }
+    ck_assert_int_eq(fb_aba(*ma, *da, &err), FB_OK);
+    ck_assert_int_eq(fb_aba(*mb, *db, &err), FB_OK);
+    return r;
+}
+
+/* The same random rows added to each of the n systems: 0-6 contacts on the humanoid's feet and
+ * hands (a normal row, lo 0, and two friction rows with a random mu; every third against the
+ * ball) pressing or not, and a dof row on every dof (the root's unbounded, the joints' within
+ * random torque limits, some of them the tight limits of a saturated feedforward). */
+static void js_rows(fb_csys* const* cs, int n, const fb_model* ma, scene_rng* r) {
+    static const char* const ENDS[4] = {"foot_l", "foot_r", "hand_l", "hand_r"};
+    fb_error err;
+    const int ncon = scene_rng_int(r, 0, 6);
+    for (int c = 0; c < ncon; c++) {
+        fb_row nr = fb_default_row();
+        nr.body = fb_model_body_by_name(ma, ENDS[scene_rng_int(r, 0, 3)]);
+        nr.p = fb_v3_scale(scene_rng_unit(r), 0.05);
+        nr.n = fb_v3_make(0.0, 1.0, 0.0);
+        if (c % 3 == 2) { /* against the ball */
+            nr.art_b = 1;
+            nr.body_b = 1;
+            nr.p_b = fb_v3_make(0.0, -0.11, 0.0);
+        }
+        nr.target = scene_rng_uniform(r, -5.0, 50.0) - 0.0;
+        nr.id = 100 + 3 * (uint64_t)c;
+        const int normal = cs[0]->nrow;
+        for (int k = 0; k < n; k++) {
+            ck_assert_int_eq(fb_csys_add_row(cs[k], &nr, &err), FB_OK);
+        }
+        const double mu = scene_rng_uniform(r, 0.2, 1.2);
+        for (int t = 0; t < 2; t++) {
+            fb_row f = nr;
+            f.n = t ? fb_v3_make(0.0, 0.0, 1.0) : fb_v3_make(1.0, 0.0, 0.0);
+            f.lo = -INFINITY;
+            f.friction_of = normal;
+            f.mu = mu;
+            f.target = scene_rng_uniform(r, -20.0, 20.0);
+            f.id = nr.id + 1 + (uint64_t)t;
+            for (int k = 0; k < n; k++) {
+                ck_assert_int_eq(fb_csys_add_row(cs[k], &f, &err), FB_OK);
+            }
+        }
+    }
+    for (int j = 0; j < ma->nv; j++) {
+        fb_row d = fb_default_row();
+        d.type = FB_ROW_DOF;
+        d.dof = j;
+        const double lim = scene_rng_uniform(r, 2.0, 150.0);
+        const double tau = scene_rng_uniform(r, -1.2, 1.2) * lim; /* may saturate */
+        d.lo = j < 6 ? -INFINITY : -lim - fmin(fmax(tau, -lim), lim);
+        d.hi = j < 6 ? INFINITY : lim - fmin(fmax(tau, -lim), lim);
+        d.target = scene_rng_uniform(r, -30.0, 30.0);
+        d.id = 1000 + (uint64_t)j;
+        for (int k = 0; k < n; k++) {
+            ck_assert_int_eq(fb_csys_add_row(cs[k], &d, &err), FB_OK);
+        }
+    }
+}
+
 /* The joint-space solve: the humanoid (57 dofs, floating root; in half the cases with implicit
  * joint damping) with a dof row on every dof (the root's unbounded, the joints' within random
  * torque limits, random targets, some of them the tight limits of a saturated feedforward),
@@ -932,33 +1017,13 @@ END_TEST
  * after fb_csys_apply equals ABA with the solved forces applied, and an impact solve without
  * the dof rows gives the multipliers the full K gives. */
 START_TEST(joint_space_solve_meets_the_lcp_conditions) {
-    static const char* const ENDS[4] = {"foot_l", "foot_r", "hand_l", "hand_r"};
     double worst_lcp = 0.0, worst_apply = 0.0, worst_inexact = 0.0, worst_impulse = 0.0;
     int most_pivots = 0, clamped = 0, contacts_on = 0, exact = 0;
     for (uint64_t seed = 1; seed <= 60; seed++) {
         fb_error err;
-        fb_model* ma = ck_model(scene_humanoid(&err), &err);
-        fb_model* mb = ck_model(free_ball(&err), &err);
-        fb_data* da = ck_data(ma);
-        fb_data* db = ck_data(mb);
-        scene_rng r = scene_rng_make(seed + 7000);
-        if (seed % 2) { /* implicit joint damping: the matrix is M + h B */
-            for (int i = 1; i < ma->nbody; i++) {
-                if (ma->jtype[i] != FB_JOINT_FLOATING && ma->jtype[i] != FB_JOINT_FIXED) {
-                    ck_assert_int_eq(
-                        fb_model_set_damping(ma, i, scene_rng_uniform(&r, 0.0, 20.0), &err),
-                        FB_OK);
-                }
-            }
-            da->damping_dt = 1.0 / 480.0;
-        }
-        scene_bench_state(ma, da, &r, 1);
-        scene_random_state(mb, db, &r, 2.0, 0.0);
-        for (int k = 0; k < ma->nv; k++) {
-            da->tau[k] = scene_rng_uniform(&r, -20.0, 20.0);
-        }
-        ck_assert_int_eq(fb_aba(ma, da, &err), FB_OK);
-        ck_assert_int_eq(fb_aba(mb, db, &err), FB_OK);
+        fb_model *ma, *mb;
+        fb_data *da, *db;
+        scene_rng r = js_scene(seed, &ma, &mb, &da, &db);
         const fb_model* ms[2] = {ma, mb};
         fb_data* ds[2] = {da, db};
         fb_csys* cj = fb_csys_create(2, ms, ds, 128, NULL, &err);
@@ -966,49 +1031,8 @@ START_TEST(joint_space_solve_meets_the_lcp_conditions) {
         ck_assert_msg(cj && cf, "%s", err.msg);
         fb_csys_set_k_method(cj, FB_K_JOINT_SPACE);
         fb_csys_set_k_method(cf, FB_K_FACTOR);
-        /* contacts: a normal row (lo 0) and two friction rows each */
-        const int ncon = scene_rng_int(&r, 0, 6);
-        for (int c = 0; c < ncon; c++) {
-            fb_row n = fb_default_row();
-            n.body = fb_model_body_by_name(ma, ENDS[scene_rng_int(&r, 0, 3)]);
-            n.p = fb_v3_scale(scene_rng_unit(&r), 0.05);
-            n.n = fb_v3_make(0.0, 1.0, 0.0);
-            if (c % 3 == 2) { /* against the ball */
-                n.art_b = 1;
-                n.body_b = 1;
-                n.p_b = fb_v3_make(0.0, -0.11, 0.0);
-            }
-            n.target = scene_rng_uniform(&r, -5.0, 50.0) - 0.0;
-            n.id = 100 + 3 * (uint64_t)c;
-            const int nrow = cj->nrow;
-            ck_assert_int_eq(fb_csys_add_row(cj, &n, &err), FB_OK);
-            ck_assert_int_eq(fb_csys_add_row(cf, &n, &err), FB_OK);
-            const double mu = scene_rng_uniform(&r, 0.2, 1.2);
-            for (int t = 0; t < 2; t++) {
-                fb_row f = n;
-                f.n = t ? fb_v3_make(0.0, 0.0, 1.0) : fb_v3_make(1.0, 0.0, 0.0);
-                f.lo = -INFINITY;
-                f.friction_of = nrow;
-                f.mu = mu;
-                f.target = scene_rng_uniform(&r, -20.0, 20.0);
-                f.id = n.id + 1 + (uint64_t)t;
-                ck_assert_int_eq(fb_csys_add_row(cj, &f, &err), FB_OK);
-                ck_assert_int_eq(fb_csys_add_row(cf, &f, &err), FB_OK);
-            }
-        }
-        /* a dof row on every dof */
-        for (int k = 0; k < ma->nv; k++) {
-            fb_row d = fb_default_row();
-            d.type = FB_ROW_DOF;
-            d.dof = k;
-            const double lim = scene_rng_uniform(&r, 2.0, 150.0);
-            const double tau = scene_rng_uniform(&r, -1.2, 1.2) * lim; /* may saturate */
-            d.lo = k < 6 ? -INFINITY : -lim - fmin(fmax(tau, -lim), lim);
-            d.hi = k < 6 ? INFINITY : lim - fmin(fmax(tau, -lim), lim);
-            d.target = scene_rng_uniform(&r, -30.0, 30.0);
-            ck_assert_int_eq(fb_csys_add_row(cj, &d, &err), FB_OK);
-            ck_assert_int_eq(fb_csys_add_row(cf, &d, &err), FB_OK);
-        }
+        fb_csys* both[2] = {cj, cf};
+        js_rows(both, 2, ma, &r);
         ck_assert_int_eq(fb_csys_build(cj, &err), FB_OK);
         ck_assert_int_eq(fb_csys_build(cf, &err), FB_OK);
         fb_pgs_opts o = fb_default_pgs_opts();
@@ -1111,6 +1135,84 @@ START_TEST(joint_space_solve_meets_the_lcp_conditions) {
            exact, worst_lcp, worst_inexact, worst_apply, worst_impulse, most_pivots, clamped,
            contacts_on);
     ck_assert_int_ge(exact, 54);
+}
+END_TEST
+
+/* The joint-space solve's warm start (the sets of the last accepted solve, row by row by id):
+ * on the scenes above, the same problem solved again takes no pivot and gives the first solve's
+ * multipliers; a problem moved a little (every target by up to 1 %, as from one substep to the
+ * next) gives, warm, the multipliers a fresh system gives it cold (1e-6 of the largest), and
+ * where the sets changed the warm start is not used. */
+START_TEST(joint_space_warm_start_finds_the_cold_solution) {
+    int repeat_warm = 0, moved_warm = 0, moved_cold = 0, cases = 0;
+    double worst_repeat = 0.0, worst_moved = 0.0;
+    for (uint64_t seed = 1; seed <= 40; seed++) {
+        fb_error err;
+        fb_model *ma, *mb;
+        fb_data *da, *db;
+        scene_rng r = js_scene(seed, &ma, &mb, &da, &db);
+        const fb_model* ms[2] = {ma, mb};
+        fb_data* ds[2] = {da, db};
+        fb_csys* cw = fb_csys_create(2, ms, ds, 128, NULL, &err);
+        fb_csys* cc = fb_csys_create(2, ms, ds, 128, NULL, &err);
+        ck_assert_msg(cw && cc, "%s", err.msg);
+        fb_csys_set_k_method(cw, FB_K_JOINT_SPACE);
+        fb_csys_set_k_method(cc, FB_K_JOINT_SPACE);
+        fb_csys* one[1] = {cw};
+        js_rows(one, 1, ma, &r);
+        fb_pgs_opts o = fb_default_pgs_opts();
+        o.warm = false;
+        ck_assert_int_eq(fb_csys_build(cw, &err), FB_OK);
+        fb_csys_solve(cw, &o);
+        const int nr = cw->nrow, first_pivots = cw->iterations;
+        double l1[128];
+        fb_row rows[128];
+        memcpy(l1, cw->lambda, (size_t)nr * sizeof(double));
+        memcpy(rows, cw->row, (size_t)nr * sizeof(fb_row));
+        /* the same problem again */
+        ck_assert_int_eq(fb_csys_build(cw, &err), FB_OK);
+        fb_csys_solve(cw, &o);
+        if (cw->iterations == 0 && first_pivots > 0) {
+            repeat_warm++;
+            const double d = ck_rel_diff(cw->lambda, l1, nr, 1.0);
+            worst_repeat = fmax(worst_repeat, d);
+            ck_assert_msg(d < 1e-6, "seed %llu: repeated warm %g off", (unsigned long long)seed,
+                          d);
+        }
+        /* moved a little: warm in cw, cold in a fresh cc */
+        fb_csys_clear(cw);
+        for (int k = 0; k < nr; k++) {
+            fb_row row = rows[k];
+            row.target *= 1.0 + scene_rng_uniform(&r, -0.01, 0.01);
+            ck_assert_int_eq(fb_csys_add_row(cw, &row, &err), FB_OK);
+            ck_assert_int_eq(fb_csys_add_row(cc, &row, &err), FB_OK);
+        }
+        ck_assert_int_eq(fb_csys_build(cw, &err), FB_OK);
+        ck_assert_int_eq(fb_csys_build(cc, &err), FB_OK);
+        fb_csys_solve(cw, &o);
+        fb_csys_solve(cc, &o);
+        if (cc->iterations > 0) { /* the cold solve was the joint-space pivoting */
+            cases++;
+            moved_warm += cw->iterations == 0;
+            moved_cold += cw->iterations > 0;
+            const double d = ck_rel_diff(cw->lambda, cc->lambda, nr, 1.0);
+            worst_moved = fmax(worst_moved, d);
+            ck_assert_msg(d < 1e-6, "seed %llu: warm %g off the cold solve (%d pivots)",
+                          (unsigned long long)seed, d, cw->iterations);
+        }
+        fb_csys_destroy(cw);
+        fb_csys_destroy(cc);
+        fb_data_destroy(da);
+        fb_data_destroy(db);
+        fb_model_destroy(ma);
+        fb_model_destroy(mb);
+    }
+    printf("joint-space warm start, 40 humanoid cases: the same problem again warm in %d "
+           "(no pivot; %.2e from the first solve); moved 1 %%: %d of %d warm (no pivot), %d "
+           "pivoted; warm against cold %.2e of the largest multiplier\n",
+           repeat_warm, worst_repeat, moved_warm, cases, moved_cold, worst_moved);
+    ck_assert_int_ge(repeat_warm, 30);
+    ck_assert_int_ge(moved_warm, 10);
 }
 END_TEST
 
@@ -1406,6 +1508,7 @@ static Suite* constraint_suite(void) {
     tcase_add_test(tc, k_by_backward_passes_matches_crba_and_test_forces);
     tcase_add_test(tc, k_by_contacts_gives_each_row_the_bits_of_its_own_pass);
     tcase_add_test(tc, joint_space_solve_meets_the_lcp_conditions);
+    tcase_add_test(tc, joint_space_warm_start_finds_the_cold_solution);
     tcase_add_test(tc, pgs_reaches_lemke_on_random_lcps);
     tcase_add_test(tc, mixed_and_friction_rows_meet_their_conditions);
     tcase_add_test(tc, singular_k_does_not_blow_up);

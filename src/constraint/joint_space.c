@@ -52,6 +52,15 @@ typedef struct js_scratch {
     double* A;    /* (o x o) the free rows' matrix, LU-factored */
     int* piv;     /* (o) its pivots */
     int* opos;    /* (cap) each row's position among the other rows, or -1 */
+    /* the sets of the last accepted solve with ties, per kind of right-hand side (0: forces,
+     * 1: impulses), for the next solve's warm start (js_warm) */
+    struct js_sets {
+        bool ok;          /* there is one */
+        int a, n, no;     /* its articulation, dofs and other rows */
+        int* dstate;      /* (n) each dof's DOF_* */
+        uint64_t* id;     /* (o) each other row's id */
+        int* ostate;      /* (o) its ROW_* */
+    } prev[2];
 } js_scratch;
 
 /* Carves a js_scratch for articulations of at most n dofs and cap rows. */
@@ -82,6 +91,13 @@ void* fb_js_layout(char* base, size_t* off, size_t n, size_t cap) {
     j.S = fb_block_carve(base, off, o * o * sizeof(double));
     j.A = fb_block_carve(base, off, o * o * sizeof(double));
     j.opos = fb_block_carve(base, off, cap * sizeof(int));
+    for (int k = 0; k < 2; k++) {
+        j.prev[k].ok = false;
+        j.prev[k].a = j.prev[k].n = j.prev[k].no = 0;
+        j.prev[k].dstate = fb_block_carve(base, off, n * sizeof(int));
+        j.prev[k].id = fb_block_carve(base, off, o * sizeof(uint64_t));
+        j.prev[k].ostate = fb_block_carve(base, off, o * sizeof(int));
+    }
     if (js) {
         *js = j;
     }
@@ -135,9 +151,12 @@ void* fb_js_layout(char* base, size_t* off, size_t n, size_t cap) {
 
 /* Tolerances of the pivoting, relative to the problem's scale (its largest right-hand side,
  * its largest torque bound), and the largest residual of an accepted solution on the same
- * scale: 1e-6 of the largest acceleration asked for. */
+ * scale: a tenth of the largest acceleration asked for, a guard against garbage from a nearly
+ * singular set (the pivoting itself solves to JS_TOL), and for a warm start, which pivots not
+ * at all, JS_WARM_ACCEPT: its sets must be the solution's to rounding. */
 #define JS_TOL 1e-11
 #define JS_ACCEPT 1e-1
+#define JS_WARM_ACCEPT 1e-7
 /* How far past its bound an accepted multiplier may be, relative to the problem's force scale
  * and to the bound (rounding of the pivoting's solves: 1e3 times JS_TOL) */
 #define JS_BOUND_TOL 1e-8
@@ -817,6 +836,148 @@ static bool js_within_bounds(const js_ctx* x) {
     return true;
 }
 
+/* The multipliers of the dof rows, the joint accelerations and the residual from the sets as
+ * they stand; whether the solution meets its conditions to `accept` of the problem's scale
+ * and its bounds (the caller's to use or not). */
+static bool js_finish(js_ctx* x, double accept) {
+    fb_csys* cs = x->cs;
+    js_scratch* s = x->s;
+    const int a = x->a;
+    /* the multipliers of the dof rows, the joint accelerations, the residual */
+    double* e = cs->e + cs->v_off[a];
+    for (int k = 0; k < x->n; k++) {
+        e[k] = s->delta[k];
+        if (s->rk[k] >= 0) {
+            cs->lambda[s->rk[k]] = s->tau[k];
+        }
+    }
+    for (int c = 0; c < x->nc; c++) {
+        e[s->cidx[c]] += s->z[c];
+    }
+    cs->e_valid[a] = true;
+    double worst = 0.0;
+    for (int k = 0; k < x->n; k++) {
+        if (s->rk[k] >= 0) {
+            worst = fmax(worst, lcp_violation(cs, s->rk[k], e[k] - s->delta[k]));
+        }
+    }
+    for (int i = 0; i < x->no; i++) {
+        /* the residual of the rows as they are, without the regularisation JS_REG put on S */
+        const double sii = s->S[i * JS_MAX_O + i];
+        const double w = s->w[i] - sii * (JS_REG / (1.0 + JS_REG)) * *js_lambda(x, i);
+        worst = fmax(worst, lcp_violation(cs, s->oidx[i], w));
+    }
+    cs->iterations = x->pivots;
+    cs->residual = worst;
+    /* a solution that misses its own conditions by more than rounding can explain (pivoting
+     * on a nearly singular set, a cycle the stall count missed) is not used: the caller
+     * falls back to another method. lcp_violation counts a multiplier past its bound as one
+     * at it, so the bounds are checked apart: before, torques up to 300 times their limit and
+     * friction on contacts without normal force met every residual and were applied. */
+    return worst <= accept * (x->tol_w / JS_TOL) && js_within_bounds(x);
+}
+
+/* Row id's position in prev, looked for at `hint` first (rows come in the same order solve
+ * after solve), or -1. Rows without an id are never found. */
+static int js_prev_pos(const struct js_sets* prev, uint64_t id, int hint) {
+    if (id == 0) {
+        return -1;
+    }
+    if (hint < prev->no && prev->id[hint] == id) {
+        return hint;
+    }
+    for (int k = 0; k < prev->no; k++) {
+        if (prev->id[k] == id) {
+            return k;
+        }
+    }
+    return -1;
+}
+
+/* The warm start: the sets of the last accepted solve of this kind (prev), row by row by id,
+ * the rows new since at their lower bound (a new contact's normal and friction at zero), and
+ * everything that follows from them. False when there is nothing to start from or a factor
+ * fails. A body whose contacts and clamped joints stay as they were (lying still, standing)
+ * needs no pivot: js_finish then finds the solution meets its conditions; else the caller
+ * pivots from the start. */
+static bool js_warm(js_ctx* x, const struct js_sets* prev) {
+    js_scratch* s = x->s;
+    if (!prev->ok || prev->a != x->a || prev->n != x->n) {
+        return false;
+    }
+    for (int k = 0; k < x->n; k++) {
+        if (s->rk[k] < 0) {
+            continue;
+        }
+        const int st = prev->dstate[k];
+        if (st == DOF_LO && isfinite(s->lo[k])) {
+            s->dstate[k] = DOF_LO;
+            s->tau[k] = s->lo[k];
+        } else if (st == DOF_HI && isfinite(s->hi[k])) {
+            s->dstate[k] = DOF_HI;
+            s->tau[k] = s->hi[k];
+        }
+    }
+    for (int i = 0; i < x->no; i++) {
+        if (s->ostate[i] == ROW_OUT) {
+            continue;
+        }
+        const int r = s->oidx[i];
+        const int p = js_prev_pos(prev, x->cs->row[r].id, i);
+        const int st = p >= 0 ? prev->ostate[p] : ROW_LO;
+        if (js_tied_friction(s, i)) {
+            s->ostate[i] = st == ROW_FREE || st == ROW_THI ? st : ROW_TLO;
+            continue; /* its multiplier follows its normal's (js_state) */
+        }
+        double lo, hi;
+        bounds(x->cs, r, &lo, &hi);
+        const bool low = st == ROW_LO || st == ROW_TLO, high = st == ROW_HI || st == ROW_THI;
+        if (low && isfinite(lo)) {
+            s->ostate[i] = ROW_LO;
+            *js_lambda(x, i) = lo;
+        } else if (high && isfinite(hi)) {
+            s->ostate[i] = ROW_HI;
+            *js_lambda(x, i) = hi;
+        } else {
+            s->ostate[i] = ROW_FREE;
+        }
+    }
+    x->c_dirty = true;
+    return js_update(x);
+}
+
+/* Back to the sets js_setup left (every dof with a row free, every other row unseen at zero),
+ * for the pivoting from the start after a warm start that did not hold. */
+static void js_cold(js_ctx* x) {
+    js_scratch* s = x->s;
+    for (int k = 0; k < x->n; k++) {
+        s->dstate[k] = s->rk[k] >= 0 ? DOF_FREE : DOF_FIXED;
+        s->tau[k] = 0.0;
+    }
+    for (int i = 0; i < x->no; i++) {
+        if (s->ostate[i] != ROW_OUT) {
+            s->ostate[i] = ROW_UNSEEN;
+            *js_lambda(x, i) = 0.0;
+        }
+    }
+    x->pivots = 0;
+    x->c_dirty = true;
+}
+
+/* Keeps the sets of an accepted solve for the next one's warm start. */
+static void js_keep(const js_ctx* x, struct js_sets* prev) {
+    const js_scratch* s = x->s;
+    prev->ok = true;
+    prev->a = x->a;
+    prev->n = x->n;
+    prev->no = x->no;
+    memcpy(prev->dstate, s->dstate, (size_t)x->n * sizeof(int));
+    for (int i = 0; i < x->no; i++) {
+        prev->id[i] = x->cs->row[s->oidx[i]].id;
+        prev->ostate[i] = s->ostate[i];
+    }
+}
+
 /* The joint-space solve of articulation a, friction rows at a bound tied to their normals
  * (ties) or held at the bound their normal gave when they were driven; false when it gives up
  * (a cycle: with ties the matrix is not symmetric and pivoting can cycle; an unbounded
@@ -842,6 +1003,14 @@ bool fb_js_solve(fb_csys* cs, const lcp_rhs* q, int a, bool ties) {
         if (s->ostate[i] != ROW_OUT) {
             *js_lambda(&x, i) = 0.0;
         }
+    }
+    struct js_sets* prev = &s->prev[q->t != NULL];
+    if (ties && prev->ok) {
+        if (js_warm(&x, prev) && js_finish(&x, JS_WARM_ACCEPT)) {
+            js_keep(&x, prev);
+            return true;
+        }
+        js_cold(&x);
     }
     x.c_dirty = true;
     if (!js_dofs(&x)) {
@@ -878,36 +1047,12 @@ bool fb_js_solve(fb_csys* cs, const lcp_rhs* q, int a, bool ties) {
             break;
         }
     }
-    /* the multipliers of the dof rows, the joint accelerations, the residual */
-    double* e = cs->e + cs->v_off[a];
-    for (int k = 0; k < x.n; k++) {
-        e[k] = s->delta[k];
-        if (s->rk[k] >= 0) {
-            cs->lambda[s->rk[k]] = s->tau[k];
+    const bool ok = js_finish(&x, JS_ACCEPT);
+    if (ties) {
+        prev->ok = false;
+        if (ok) {
+            js_keep(&x, prev);
         }
     }
-    for (int c = 0; c < x.nc; c++) {
-        e[s->cidx[c]] += s->z[c];
-    }
-    cs->e_valid[a] = true;
-    double worst = 0.0;
-    for (int k = 0; k < x.n; k++) {
-        if (s->rk[k] >= 0) {
-            worst = fmax(worst, lcp_violation(cs, s->rk[k], e[k] - s->delta[k]));
-        }
-    }
-    for (int i = 0; i < x.no; i++) {
-        /* the residual of the rows as they are, without the regularisation JS_REG put on S */
-        const double sii = s->S[i * JS_MAX_O + i];
-        const double w = s->w[i] - sii * (JS_REG / (1.0 + JS_REG)) * *js_lambda(&x, i);
-        worst = fmax(worst, lcp_violation(cs, s->oidx[i], w));
-    }
-    cs->iterations = x.pivots;
-    cs->residual = worst;
-    /* a solution that misses its own conditions by more than rounding can explain (pivoting
-     * on a nearly singular set, a cycle the stall count missed) is not used: the caller
-     * falls back to another method. lcp_violation counts a multiplier past its bound as one
-     * at it, so the bounds are checked apart: before, torques up to 300 times their limit and
-     * friction on contacts without normal force met every residual and were applied. */
-    return worst <= JS_ACCEPT * (x.tol_w / JS_TOL) && js_within_bounds(&x);
+    return ok;
 }

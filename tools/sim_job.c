@@ -251,21 +251,22 @@ static void print_summary(const fb_sim* s, const fb_model* m, const fb_gains* g,
                     r->hit.target, r->hit.time);
             continue;
         }
-        char rec[64], rec_all[64];
+        char rec[96], rec_all[64];
         if (isnan(r->recover_time)) {
-            snprintf(rec, sizeof rec, "not within the clip");
+            snprintf(rec, sizeof rec, "not back within %.0f cm by the clip's end", 100.0 * 0.02);
         } else {
-            snprintf(rec, sizeof rec, "%.2f s", r->recover_time);
+            snprintf(rec, sizeof rec, "back within %.0f cm after %.2f s", 100.0 * 0.02,
+                     r->recover_time);
         }
         if (isnan(r->mpjpe_recover_time)) {
-            snprintf(rec_all, sizeof rec_all, "not within the clip");
+            snprintf(rec_all, sizeof rec_all, "whole body not back by the clip's end");
         } else {
-            snprintf(rec_all, sizeof rec_all, "%.2f s", r->mpjpe_recover_time);
+            snprintf(rec_all, sizeof rec_all, "whole body after %.2f s", r->mpjpe_recover_time);
         }
         fprintf(log, "%s: hit %d (%s at %.2f s): impulse %.2f N s; %s deviated up to %.1f cm; "
-                "back within %.0f cm after %s (whole body after %s)\n",
+                "%s (%s)\n",
                 tag, k + 1, r->hit.target, r->hit.time, norm3(r->impulse),
-                m->name[r->body], 100.0 * r->peak_err, 100.0 * 0.02, rec, rec_all);
+                m->name[r->body], 100.0 * r->peak_err, rec, rec_all);
         char where[512];
         sim_hit_where(s, m, k, 8, where, sizeof where);
         const double root = sim_hit_share(neg3(r->root_impulse), r->impulse);

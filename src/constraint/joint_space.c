@@ -9,59 +9,10 @@
 
 #include "featherbone/constraint.h"
 #include "constraint/csys_internal.h"
+#include "constraint/joint_space_internal.h"
 #include "dynamics/crba.h"
 #include "math/dense.h"
 #include "util/block.h"
-
-/* Most other rows (contacts, friction, limits) the joint-space solve takes; past it, PGS. */
-#define JS_MAX_O 96
-
-/* Scratch of the joint-space solve (see its section). n: the largest nv; o: JS_MAX_O. */
-typedef struct js_scratch {
-    int* rk;      /* (n) the row of each dof, or -1 */
-    int* dstate;  /* (n) DOF_* */
-    int* cidx;    /* (n) the dofs at a bound (or without a row), in order */
-    double* delta; /* (n) the change of each dof's acceleration its row asks for */
-    double* u;    /* (n) M delta */
-    double* tau;  /* (n) each dof's multiplier */
-    double* lo;   /* (n) its bounds */
-    double* hi;   /* (n) */
-    double* g;    /* (n) J_O^T lambda_O on the articulation */
-    double* z;    /* (n) the change of the clamped dofs' accelerations beyond delta */
-    double* z0;   /* (n) */
-    double* dz;   /* (n) */
-    double* Mcc;  /* (n x n) M over the clamped dofs, factored */
-    double* Y;    /* (n x o) Mcc^-1 J_{O,C}^T, column per other row */
-    int* oidx;    /* (o) the other rows */
-    int* ostate;  /* (o) ROW_* */
-    double* olo;  /* (o) the bounds each was given */
-    double* ohi;  /* (o) */
-    double* h;    /* (o) w_O = h + S lambda_O */
-    double* jd;   /* (o) J_o . delta on the articulation, plus b - t */
-    double* dl;   /* (o) */
-    double* dw;   /* (o) */
-    double* w;    /* (o) */
-    double* Ja;   /* (o x n) each other row's J on the articulation, dense */
-    double* Koth; /* (o x o) K over the other rows without the articulation's share */
-    double* S;    /* (o x o) the other rows' K seen through the clamped dofs */
-    int* fo;      /* (o) the free other rows */
-    int* fpos;    /* (o) each other row's position among the free ones, or -1 */
-    int* touch;   /* (o) whether each acts on the articulation */
-    int* nidx;    /* (o) a friction row's normal row among the other rows, or -1 */
-    double* mu;   /* (o) its friction coefficient */
-    double* A;    /* (o x o) the free rows' matrix, LU-factored */
-    int* piv;     /* (o) its pivots */
-    int* opos;    /* (cap) each row's position among the other rows, or -1 */
-    /* the sets of the last accepted solve with ties, per kind of right-hand side (0: forces,
-     * 1: impulses), for the next solve's warm start (js_warm) */
-    struct js_sets {
-        bool ok;          /* there is one */
-        int a, n, no;     /* its articulation, dofs and other rows */
-        int* dstate;      /* (n) each dof's DOF_* */
-        uint64_t* id;     /* (o) each other row's id */
-        int* ostate;      /* (o) its ROW_* */
-    } prev[2];
-} js_scratch;
 
 /* Carves a js_scratch for articulations of at most n dofs and cap rows. */
 void* fb_js_layout(char* base, size_t* off, size_t n, size_t cap) {
@@ -161,22 +112,6 @@ void* fb_js_layout(char* base, size_t* off, size_t n, size_t cap) {
  * and to the bound (rounding of the pivoting's solves: 1e3 times JS_TOL) */
 #define JS_BOUND_TOL 1e-8
 
-enum { DOF_FREE = 0, DOF_LO, DOF_HI, DOF_FIXED };
-/* ROW_TLO, ROW_THI: a friction row at -mu lambda_n, +mu lambda_n */
-enum { ROW_UNSEEN = 0, ROW_DRIVEN, ROW_FREE, ROW_LO, ROW_HI, ROW_TLO, ROW_THI, ROW_OUT };
-
-typedef struct js_ctx {
-    fb_csys* cs;
-    const lcp_rhs* q;
-    js_scratch* s;
-    int a, n;        /* the articulation and its dofs */
-    const double* M; /* its M */
-    int no, nc, nfo; /* other rows, clamped dofs, free other rows */
-    double tol_w, tol_l;
-    int pivots, max_pivots;
-    bool c_dirty; /* the clamped dofs changed since js_factor */
-} js_ctx;
-
 /* The articulation the joint-space solve applies to: M made by the last build and its dof rows
  * taking part on at least BLOCK_MIN_ROWS dofs, one row per dof; -1 if none. Sets s->rk. */
 int fb_js_art(fb_csys* cs, const lcp_rhs* q) {
@@ -204,20 +139,6 @@ int fb_js_art(fb_csys* cs, const lcp_rhs* q) {
         }
     }
     return -1;
-}
-
-/* Whether other row i is a friction row tied to a normal row among the other rows. */
-static bool js_tied_friction(const js_scratch* s, int i) {
-    return s->nidx[i] >= 0;
-}
-
-/* The coefficient of a tied friction row: lambda_t = c lambda_n. */
-static double js_tie(const js_scratch* s, int i) {
-    return s->ostate[i] == ROW_THI ? s->mu[i] : -s->mu[i];
-}
-
-static bool js_is_tied(const js_scratch* s, int i) {
-    return s->ostate[i] == ROW_TLO || s->ostate[i] == ROW_THI;
 }
 
 /* The other rows, delta, u = M delta, J_O on the articulation, h's constant part, and K over the
@@ -405,11 +326,6 @@ static bool js_factor(js_ctx* x) {
     return fb_lu_factor(s->A, nf, s->piv);
 }
 
-/* The other rows' multipliers live in cs->lambda; this one's. */
-static double* js_lambda(js_ctx* x, int i) {
-    return &x->cs->lambda[x->s->oidx[i]];
-}
-
 /* Sets the tied friction rows' multipliers from their normals'. */
 static void js_set_tied(js_ctx* x) {
     for (int t = 0; t < x->no; t++) {
@@ -500,7 +416,7 @@ static void js_state(js_ctx* x) {
 }
 
 /* Recomputes everything after a change of the sets; false when a factor fails. */
-static bool js_update(js_ctx* x) {
+bool fb_js_update(js_ctx* x) {
     if (!js_factor(x)) {
         return false;
     }
@@ -518,7 +434,7 @@ static bool js_dofs(js_ctx* x) {
     js_scratch* s = x->s;
     int best = x->n + 1, worse = 0;
     for (int round = 0; round < 4 * x->n + 64; round++) {
-        if (!js_update(x)) {
+        if (!fb_js_update(x)) {
             return false;
         }
         x->pivots++;
@@ -628,15 +544,15 @@ static bool js_drive(js_ctx* x, int d) {
         const bool at_hi = tied ? ld >= lim : ld >= hi;
         if (at_lo && wd >= -x->tol_w) {
             s->ostate[d] = tied ? ROW_TLO : ROW_LO;
-            return !tied || js_update(x);
+            return !tied || fb_js_update(x);
         }
         if (at_hi && wd <= x->tol_w) {
             s->ostate[d] = tied ? ROW_THI : ROW_HI;
-            return !tied || js_update(x);
+            return !tied || fb_js_update(x);
         }
         if (fabs(wd) <= x->tol_w) {
             s->ostate[d] = ROW_FREE;
-            return js_update(x);
+            return fb_js_update(x);
         }
         if (++x->pivots > x->max_pivots) {
             return false;
@@ -806,7 +722,7 @@ static bool js_drive(js_ctx* x, int d) {
             s->dstate[who] = DOF_FREE;
             x->c_dirty = true;
         }
-        if (!js_update(x)) {
+        if (!fb_js_update(x)) {
             return false;
         }
         if (event == 1 || event == 2) {
@@ -877,107 +793,6 @@ static bool js_finish(js_ctx* x, double accept) {
     return worst <= accept * (x->tol_w / JS_TOL) && js_within_bounds(x);
 }
 
-/* Row id's position in prev, looked for at `hint` first (rows come in the same order solve
- * after solve), or -1. Rows without an id are never found. */
-static int js_prev_pos(const struct js_sets* prev, uint64_t id, int hint) {
-    if (id == 0) {
-        return -1;
-    }
-    if (hint < prev->no && prev->id[hint] == id) {
-        return hint;
-    }
-    for (int k = 0; k < prev->no; k++) {
-        if (prev->id[k] == id) {
-            return k;
-        }
-    }
-    return -1;
-}
-
-/* The warm start: the sets of the last accepted solve of this kind (prev), row by row by id,
- * the rows new since at their lower bound (a new contact's normal and friction at zero), and
- * everything that follows from them. False when there is nothing to start from or a factor
- * fails. A body whose contacts and clamped joints stay as they were (lying still, standing)
- * needs no pivot: js_finish then finds the solution meets its conditions; else the caller
- * pivots from the start. */
-static bool js_warm(js_ctx* x, const struct js_sets* prev) {
-    js_scratch* s = x->s;
-    if (!prev->ok || prev->a != x->a || prev->n != x->n) {
-        return false;
-    }
-    for (int k = 0; k < x->n; k++) {
-        if (s->rk[k] < 0) {
-            continue;
-        }
-        const int st = prev->dstate[k];
-        if (st == DOF_LO && isfinite(s->lo[k])) {
-            s->dstate[k] = DOF_LO;
-            s->tau[k] = s->lo[k];
-        } else if (st == DOF_HI && isfinite(s->hi[k])) {
-            s->dstate[k] = DOF_HI;
-            s->tau[k] = s->hi[k];
-        }
-    }
-    for (int i = 0; i < x->no; i++) {
-        if (s->ostate[i] == ROW_OUT) {
-            continue;
-        }
-        const int r = s->oidx[i];
-        const int p = js_prev_pos(prev, x->cs->row[r].id, i);
-        const int st = p >= 0 ? prev->ostate[p] : ROW_LO;
-        if (js_tied_friction(s, i)) {
-            s->ostate[i] = st == ROW_FREE || st == ROW_THI ? st : ROW_TLO;
-            continue; /* its multiplier follows its normal's (js_state) */
-        }
-        double lo, hi;
-        bounds(x->cs, r, &lo, &hi);
-        const bool low = st == ROW_LO || st == ROW_TLO, high = st == ROW_HI || st == ROW_THI;
-        if (low && isfinite(lo)) {
-            s->ostate[i] = ROW_LO;
-            *js_lambda(x, i) = lo;
-        } else if (high && isfinite(hi)) {
-            s->ostate[i] = ROW_HI;
-            *js_lambda(x, i) = hi;
-        } else {
-            s->ostate[i] = ROW_FREE;
-        }
-    }
-    x->c_dirty = true;
-    return js_update(x);
-}
-
-/* Back to the sets js_setup left (every dof with a row free, every other row unseen at zero),
- * for the pivoting from the start after a warm start that did not hold. */
-static void js_cold(js_ctx* x) {
-    js_scratch* s = x->s;
-    for (int k = 0; k < x->n; k++) {
-        s->dstate[k] = s->rk[k] >= 0 ? DOF_FREE : DOF_FIXED;
-        s->tau[k] = 0.0;
-    }
-    for (int i = 0; i < x->no; i++) {
-        if (s->ostate[i] != ROW_OUT) {
-            s->ostate[i] = ROW_UNSEEN;
-            *js_lambda(x, i) = 0.0;
-        }
-    }
-    x->pivots = 0;
-    x->c_dirty = true;
-}
-
-/* Keeps the sets of an accepted solve for the next one's warm start. */
-static void js_keep(const js_ctx* x, struct js_sets* prev) {
-    const js_scratch* s = x->s;
-    prev->ok = true;
-    prev->a = x->a;
-    prev->n = x->n;
-    prev->no = x->no;
-    memcpy(prev->dstate, s->dstate, (size_t)x->n * sizeof(int));
-    for (int i = 0; i < x->no; i++) {
-        prev->id[i] = x->cs->row[s->oidx[i]].id;
-        prev->ostate[i] = s->ostate[i];
-    }
-}
-
 /* The joint-space solve of articulation a, friction rows at a bound tied to their normals
  * (ties) or held at the bound their normal gave when they were driven; false when it gives up
  * (a cycle: with ties the matrix is not symmetric and pivoting can cycle; an unbounded
@@ -1006,11 +821,11 @@ bool fb_js_solve(fb_csys* cs, const lcp_rhs* q, int a, bool ties) {
     }
     struct js_sets* prev = &s->prev[q->t != NULL];
     if (ties && prev->ok) {
-        if (js_warm(&x, prev) && js_finish(&x, JS_WARM_ACCEPT)) {
-            js_keep(&x, prev);
+        if (fb_js_warm(&x, prev) && js_finish(&x, JS_WARM_ACCEPT)) {
+            fb_js_keep(&x, prev);
             return true;
         }
-        js_cold(&x);
+        fb_js_cold(&x);
     }
     x.c_dirty = true;
     if (!js_dofs(&x)) {
@@ -1043,7 +858,7 @@ bool fb_js_solve(fb_csys* cs, const lcp_rhs* q, int a, bool ties) {
                 moved = true;
             }
         }
-        if (!moved || !js_update(&x)) {
+        if (!moved || !fb_js_update(&x)) {
             break;
         }
     }
@@ -1051,7 +866,7 @@ bool fb_js_solve(fb_csys* cs, const lcp_rhs* q, int a, bool ties) {
     if (ties) {
         prev->ok = false;
         if (ok) {
-            js_keep(&x, prev);
+            fb_js_keep(&x, prev);
         }
     }
     return ok;

@@ -1,0 +1,112 @@
+/* What the joint-space solve's files share (joint_space.c: the pivoting; joint_space_warm.c:
+ * its warm start): the scratch, the sets' states, the solve's context. Not installed. */
+#ifndef FB_CONSTRAINT_JOINT_SPACE_INTERNAL_H
+#define FB_CONSTRAINT_JOINT_SPACE_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "constraint/csys_internal.h"
+
+/* Most other rows (contacts, friction, limits) the joint-space solve takes; past it, PGS. */
+#define JS_MAX_O 96
+
+/* Scratch of the joint-space solve (see the solve's section in joint_space.c). n: the largest nv;
+ * o: JS_MAX_O. */
+typedef struct js_scratch {
+    int* rk;      /* (n) the row of each dof, or -1 */
+    int* dstate;  /* (n) DOF_* */
+    int* cidx;    /* (n) the dofs at a bound (or without a row), in order */
+    double* delta; /* (n) the change of each dof's acceleration its row asks for */
+    double* u;    /* (n) M delta */
+    double* tau;  /* (n) each dof's multiplier */
+    double* lo;   /* (n) its bounds */
+    double* hi;   /* (n) */
+    double* g;    /* (n) J_O^T lambda_O on the articulation */
+    double* z;    /* (n) the change of the clamped dofs' accelerations beyond delta */
+    double* z0;   /* (n) */
+    double* dz;   /* (n) */
+    double* Mcc;  /* (n x n) M over the clamped dofs, factored */
+    double* Y;    /* (n x o) Mcc^-1 J_{O,C}^T, column per other row */
+    int* oidx;    /* (o) the other rows */
+    int* ostate;  /* (o) ROW_* */
+    double* olo;  /* (o) the bounds each was given */
+    double* ohi;  /* (o) */
+    double* h;    /* (o) w_O = h + S lambda_O */
+    double* jd;   /* (o) J_o . delta on the articulation, plus b - t */
+    double* dl;   /* (o) */
+    double* dw;   /* (o) */
+    double* w;    /* (o) */
+    double* Ja;   /* (o x n) each other row's J on the articulation, dense */
+    double* Koth; /* (o x o) K over the other rows without the articulation's share */
+    double* S;    /* (o x o) the other rows' K seen through the clamped dofs */
+    int* fo;      /* (o) the free other rows */
+    int* fpos;    /* (o) each other row's position among the free ones, or -1 */
+    int* touch;   /* (o) whether each acts on the articulation */
+    int* nidx;    /* (o) a friction row's normal row among the other rows, or -1 */
+    double* mu;   /* (o) its friction coefficient */
+    double* A;    /* (o x o) the free rows' matrix, LU-factored */
+    int* piv;     /* (o) its pivots */
+    int* opos;    /* (cap) each row's position among the other rows, or -1 */
+    /* the sets of the last accepted solve with ties, per kind of right-hand side (0: forces,
+     * 1: impulses), for the next solve's warm start (js_warm) */
+    struct js_sets {
+        bool ok;          /* there is one */
+        int a, n, no;     /* its articulation, dofs and other rows */
+        int* dstate;      /* (n) each dof's DOF_* */
+        uint64_t* id;     /* (o) each other row's id */
+        int* ostate;      /* (o) its ROW_* */
+    } prev[2];
+} js_scratch;
+
+enum { DOF_FREE = 0, DOF_LO, DOF_HI, DOF_FIXED };
+/* ROW_TLO, ROW_THI: a friction row at -mu lambda_n, +mu lambda_n */
+enum { ROW_UNSEEN = 0, ROW_DRIVEN, ROW_FREE, ROW_LO, ROW_HI, ROW_TLO, ROW_THI, ROW_OUT };
+
+typedef struct js_ctx {
+    fb_csys* cs;
+    const lcp_rhs* q;
+    js_scratch* s;
+    int a, n;        /* the articulation and its dofs */
+    const double* M; /* its M */
+    int no, nc, nfo; /* other rows, clamped dofs, free other rows */
+    double tol_w, tol_l;
+    int pivots, max_pivots;
+    bool c_dirty; /* the clamped dofs changed since js_factor */
+} js_ctx;
+
+/* Whether other row i is a friction row tied to a normal row among the other rows. */
+static inline bool js_tied_friction(const js_scratch* s, int i) {
+    return s->nidx[i] >= 0;
+}
+
+/* The coefficient of a tied friction row: lambda_t = c lambda_n. */
+static inline double js_tie(const js_scratch* s, int i) {
+    return s->ostate[i] == ROW_THI ? s->mu[i] : -s->mu[i];
+}
+
+static inline bool js_is_tied(const js_scratch* s, int i) {
+    return s->ostate[i] == ROW_TLO || s->ostate[i] == ROW_THI;
+}
+
+/* The other rows' multipliers live in cs->lambda; this one's. */
+static inline double* js_lambda(js_ctx* x, int i) {
+    return &x->cs->lambda[x->s->oidx[i]];
+}
+
+/* Recomputes everything after a change of the sets (joint_space.c); false when a factor
+ * fails. */
+bool fb_js_update(js_ctx* x);
+
+/* The warm start (joint_space_warm.c): the sets of the last accepted solve of this kind
+ * (prev), row by row by id, the rows new since at their lower bound, and everything that
+ * follows from them; false when there is nothing to start from or a factor fails. */
+bool fb_js_warm(js_ctx* x, const struct js_sets* prev);
+
+/* Back to the sets js_setup left, for the pivoting from the start. */
+void fb_js_cold(js_ctx* x);
+
+/* Keeps the sets of an accepted solve for the next one's warm start. */
+void fb_js_keep(const js_ctx* x, struct js_sets* prev);
+
+#endif /* FB_CONSTRAINT_JOINT_SPACE_INTERNAL_H */

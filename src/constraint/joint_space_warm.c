@@ -1,0 +1,108 @@
+/* The joint-space solve's warm start (see joint_space.c, the solve's section, and
+ * docs/CONSTRAINTS.md): the sets of clamped dofs and of free, bounded and tied rows of the last
+ * accepted solve, kept by row id and tried first on the next one. */
+#include <math.h>
+#include <string.h>
+
+#include "constraint/joint_space_internal.h"
+
+/* Row id's position in prev, looked for at `hint` first (rows come in the same order solve
+ * after solve), or -1. Rows without an id are never found. */
+static int js_prev_pos(const struct js_sets* prev, uint64_t id, int hint) {
+    if (id == 0) {
+        return -1;
+    }
+    if (hint < prev->no && prev->id[hint] == id) {
+        return hint;
+    }
+    for (int k = 0; k < prev->no; k++) {
+        if (prev->id[k] == id) {
+            return k;
+        }
+    }
+    return -1;
+}
+
+/* The warm start: the sets of the last accepted solve of this kind (prev), row by row by id,
+ * the rows new since at their lower bound (a new contact's normal and friction at zero), and
+ * everything that follows from them. False when there is nothing to start from or a factor
+ * fails. A body whose contacts and clamped joints stay as they were (lying still, standing)
+ * needs no pivot: js_finish then finds the solution meets its conditions; else the caller
+ * pivots from the start. */
+bool fb_js_warm(js_ctx* x, const struct js_sets* prev) {
+    js_scratch* s = x->s;
+    if (!prev->ok || prev->a != x->a || prev->n != x->n) {
+        return false;
+    }
+    for (int k = 0; k < x->n; k++) {
+        if (s->rk[k] < 0) {
+            continue;
+        }
+        const int st = prev->dstate[k];
+        if (st == DOF_LO && isfinite(s->lo[k])) {
+            s->dstate[k] = DOF_LO;
+            s->tau[k] = s->lo[k];
+        } else if (st == DOF_HI && isfinite(s->hi[k])) {
+            s->dstate[k] = DOF_HI;
+            s->tau[k] = s->hi[k];
+        }
+    }
+    for (int i = 0; i < x->no; i++) {
+        if (s->ostate[i] == ROW_OUT) {
+            continue;
+        }
+        const int r = s->oidx[i];
+        const int p = js_prev_pos(prev, x->cs->row[r].id, i);
+        const int st = p >= 0 ? prev->ostate[p] : ROW_LO;
+        if (js_tied_friction(s, i)) {
+            s->ostate[i] = st == ROW_FREE || st == ROW_THI ? st : ROW_TLO;
+            continue; /* its multiplier follows its normal's (js_state) */
+        }
+        double lo, hi;
+        bounds(x->cs, r, &lo, &hi);
+        const bool low = st == ROW_LO || st == ROW_TLO, high = st == ROW_HI || st == ROW_THI;
+        if (low && isfinite(lo)) {
+            s->ostate[i] = ROW_LO;
+            *js_lambda(x, i) = lo;
+        } else if (high && isfinite(hi)) {
+            s->ostate[i] = ROW_HI;
+            *js_lambda(x, i) = hi;
+        } else {
+            s->ostate[i] = ROW_FREE;
+        }
+    }
+    x->c_dirty = true;
+    return fb_js_update(x);
+}
+
+/* Back to the sets js_setup left (every dof with a row free, every other row unseen at zero),
+ * for the pivoting from the start after a warm start that did not hold. */
+void fb_js_cold(js_ctx* x) {
+    js_scratch* s = x->s;
+    for (int k = 0; k < x->n; k++) {
+        s->dstate[k] = s->rk[k] >= 0 ? DOF_FREE : DOF_FIXED;
+        s->tau[k] = 0.0;
+    }
+    for (int i = 0; i < x->no; i++) {
+        if (s->ostate[i] != ROW_OUT) {
+            s->ostate[i] = ROW_UNSEEN;
+            *js_lambda(x, i) = 0.0;
+        }
+    }
+    x->pivots = 0;
+    x->c_dirty = true;
+}
+
+/* Keeps the sets of an accepted solve for the next one's warm start. */
+void fb_js_keep(const js_ctx* x, struct js_sets* prev) {
+    const js_scratch* s = x->s;
+    prev->ok = true;
+    prev->a = x->a;
+    prev->n = x->n;
+    prev->no = x->no;
+    memcpy(prev->dstate, s->dstate, (size_t)x->n * sizeof(int));
+    for (int i = 0; i < x->no; i++) {
+        prev->id[i] = x->cs->row[s->oidx[i]].id;
+        prev->ostate[i] = s->ostate[i];
+    }
+}

@@ -14,6 +14,13 @@ if grep -rnE '\b(printf|puts|putchar|exit|abort|perror)\s*\(|\b(stdout|stderr)\b
   exit 1
 fi
 
+# every file under src/ small enough to be read as one thing (issue 16: no .c file over 1,000
+# lines; the solver and the reference each in rooms of their own)
+if find src -name '*.c' -exec awk 'END { if (NR > 1000) print FILENAME ": " NR " lines" }' {} \; | grep .; then
+  echo "test.sh: no .c file under src/ may pass 1,000 lines (split it by what it holds)" >&2
+  exit 1
+fi
+
 for preset in release asan; do
   echo "== $preset =="
   cmake --preset "$preset" >/dev/null

@@ -923,34 +923,56 @@ START_TEST(k_by_contacts_gives_each_row_the_bits_of_its_own_pass) {
 END_TEST
 
 /* The joint-space solve's scene: the humanoid (in odd seeds with implicit joint damping) in a
- * random bench state with random torques, and a free ball, both after ABA. Returns the random
- * stream, for the rows. */
-static scene_rng js_scene(uint64_t seed, fb_model** ma, fb_model** mb, fb_data** da,
-                          fb_data** db) {
+ * random bench state with random torques, and a free ball, both after ABA; two constraint
+ * systems over them with K methods k0 and k1, no rows yet; and the random stream, for the rows. */
+typedef struct js_case {
+    fb_model *ma, *mb;
+    fb_data *da, *db;
+    fb_csys* c[2];
+    scene_rng r;
+} js_case;
+
+static void js_case_make(js_case* c, uint64_t seed, fb_k_method k0, fb_k_method k1) {
     fb_error err;
-    *ma = ck_model(scene_humanoid(&err), &err);
-    *mb = ck_model(free_ball(&err), &err);
-    *da = ck_data(*ma);
-    *db = ck_data(*mb);
-    scene_rng r = scene_rng_make(seed + 7000);
+    c->ma = ck_model(scene_humanoid(&err), &err);
+    c->mb = ck_model(free_ball(&err), &err);
+    c->da = ck_data(c->ma);
+    c->db = ck_data(c->mb);
+    c->r = scene_rng_make(seed + 7000);
     if (seed % 2) { /* implicit joint damping: the matrix is M + h B */
-        for (int i = 1; i < (*ma)->nbody; i++) {
-            if ((*ma)->jtype[i] != FB_JOINT_FLOATING && (*ma)->jtype[i] != FB_JOINT_FIXED) {
+        for (int i = 1; i < c->ma->nbody; i++) {
+            if (c->ma->jtype[i] != FB_JOINT_FLOATING && c->ma->jtype[i] != FB_JOINT_FIXED) {
                 ck_assert_int_eq(
-                    fb_model_set_damping(*ma, i, scene_rng_uniform(&r, 0.0, 20.0), &err),
+                    fb_model_set_damping(c->ma, i, scene_rng_uniform(&c->r, 0.0, 20.0), &err),
                     FB_OK);
             }
         }
-        (*da)->damping_dt = 1.0 / 480.0;
+        c->da->damping_dt = 1.0 / 480.0;
     }
-    scene_bench_state(*ma, *da, &r, 1);
-    scene_random_state(*mb, *db, &r, 2.0, 0.0);
-    for (int k = 0; k < (*ma)->nv; k++) {
-        (*da)->tau[k] = scene_rng_uniform(&r, -20.0, 20.0);
+    scene_bench_state(c->ma, c->da, &c->r, 1);
+    scene_random_state(c->mb, c->db, &c->r, 2.0, 0.0);
+    for (int k = 0; k < c->ma->nv; k++) {
+        c->da->tau[k] = scene_rng_uniform(&c->r, -20.0, 20.0);
     }
-    ck_assert_int_eq(fb_aba(*ma, *da, &err), FB_OK);
-    ck_assert_int_eq(fb_aba(*mb, *db, &err), FB_OK);
-    return r;
+    ck_assert_int_eq(fb_aba(c->ma, c->da, &err), FB_OK);
+    ck_assert_int_eq(fb_aba(c->mb, c->db, &err), FB_OK);
+    const fb_model* ms[2] = {c->ma, c->mb};
+    fb_data* ds[2] = {c->da, c->db};
+    const fb_k_method k[2] = {k0, k1};
+    for (int i = 0; i < 2; i++) {
+        c->c[i] = fb_csys_create(2, ms, ds, 128, NULL, &err);
+        ck_assert_msg(c->c[i] != NULL, "%s", err.msg);
+        fb_csys_set_k_method(c->c[i], k[i]);
+    }
+}
+
+static void js_case_free(js_case* c) {
+    fb_csys_destroy(c->c[0]);
+    fb_csys_destroy(c->c[1]);
+    fb_data_destroy(c->da);
+    fb_data_destroy(c->db);
+    fb_model_destroy(c->ma);
+    fb_model_destroy(c->mb);
 }
 
 /* The same random rows added to each of the n systems: 0-6 contacts on the humanoid's feet and
@@ -1021,18 +1043,15 @@ START_TEST(joint_space_solve_meets_the_lcp_conditions) {
     int most_pivots = 0, clamped = 0, contacts_on = 0, exact = 0;
     for (uint64_t seed = 1; seed <= 60; seed++) {
         fb_error err;
-        fb_model *ma, *mb;
-        fb_data *da, *db;
-        scene_rng r = js_scene(seed, &ma, &mb, &da, &db);
+        js_case jc;
+        js_case_make(&jc, seed, FB_K_JOINT_SPACE, FB_K_FACTOR);
+        fb_model *ma = jc.ma, *mb = jc.mb;
+        fb_data *da = jc.da, *db = jc.db;
         const fb_model* ms[2] = {ma, mb};
         fb_data* ds[2] = {da, db};
-        fb_csys* cj = fb_csys_create(2, ms, ds, 128, NULL, &err);
-        fb_csys* cf = fb_csys_create(2, ms, ds, 128, NULL, &err);
-        ck_assert_msg(cj && cf, "%s", err.msg);
-        fb_csys_set_k_method(cj, FB_K_JOINT_SPACE);
-        fb_csys_set_k_method(cf, FB_K_FACTOR);
-        fb_csys* both[2] = {cj, cf};
-        js_rows(both, 2, ma, &r);
+        fb_csys *cj = jc.c[0], *cf = jc.c[1];
+        scene_rng r = jc.r;
+        js_rows(jc.c, 2, ma, &r);
         ck_assert_int_eq(fb_csys_build(cj, &err), FB_OK);
         ck_assert_int_eq(fb_csys_build(cf, &err), FB_OK);
         fb_pgs_opts o = fb_default_pgs_opts();
@@ -1121,12 +1140,7 @@ START_TEST(joint_space_solve_meets_the_lcp_conditions) {
                       (unsigned long long)seed, ck_rel_diff(lj, cf->lambda, nr, 1.0));
         free(qa);
         free(qb);
-        fb_csys_destroy(cj);
-        fb_csys_destroy(cf);
-        fb_data_destroy(da);
-        fb_data_destroy(db);
-        fb_model_destroy(ma);
-        fb_model_destroy(mb);
+        js_case_free(&jc);
     }
     printf("joint-space solve, 60 humanoid cases: %d exact (LCP conditions with the full K "
            "%.2e), the others off by at most %.2e (relative); applied vs ABA %.2e; impacts vs "
@@ -1148,18 +1162,11 @@ START_TEST(joint_space_warm_start_finds_the_cold_solution) {
     double worst_repeat = 0.0, worst_moved = 0.0;
     for (uint64_t seed = 1; seed <= 40; seed++) {
         fb_error err;
-        fb_model *ma, *mb;
-        fb_data *da, *db;
-        scene_rng r = js_scene(seed, &ma, &mb, &da, &db);
-        const fb_model* ms[2] = {ma, mb};
-        fb_data* ds[2] = {da, db};
-        fb_csys* cw = fb_csys_create(2, ms, ds, 128, NULL, &err);
-        fb_csys* cc = fb_csys_create(2, ms, ds, 128, NULL, &err);
-        ck_assert_msg(cw && cc, "%s", err.msg);
-        fb_csys_set_k_method(cw, FB_K_JOINT_SPACE);
-        fb_csys_set_k_method(cc, FB_K_JOINT_SPACE);
-        fb_csys* one[1] = {cw};
-        js_rows(one, 1, ma, &r);
+        js_case jc;
+        js_case_make(&jc, seed, FB_K_JOINT_SPACE, FB_K_JOINT_SPACE);
+        fb_csys *cw = jc.c[0], *cc = jc.c[1];
+        scene_rng r = jc.r;
+        js_rows(jc.c, 1, jc.ma, &r);
         fb_pgs_opts o = fb_default_pgs_opts();
         o.warm = false;
         ck_assert_int_eq(fb_csys_build(cw, &err), FB_OK);
@@ -1200,12 +1207,7 @@ START_TEST(joint_space_warm_start_finds_the_cold_solution) {
             ck_assert_msg(d < 1e-6, "seed %llu: warm %g off the cold solve (%d pivots)",
                           (unsigned long long)seed, d, cw->iterations);
         }
-        fb_csys_destroy(cw);
-        fb_csys_destroy(cc);
-        fb_data_destroy(da);
-        fb_data_destroy(db);
-        fb_model_destroy(ma);
-        fb_model_destroy(mb);
+        js_case_free(&jc);
     }
     printf("joint-space warm start, 40 humanoid cases: the same problem again warm in %d "
            "(no pivot; %.2e from the first solve); moved 1 %%: %d of %d warm (no pivot), %d "

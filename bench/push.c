@@ -52,10 +52,19 @@ int push_scene_create(const fb_clip* clip, const fb_character* ch, double rate, 
         push_scene_destroy(s);
         return -1;
     }
-    if (frame < 0 || frame >= s->clip_ground->nframe) {
+    if (frame < 0) {
+        frame = push_stand_frame(s->clip_ground, 0, PUSH_STAND_HOLD);
+        s->frame = frame;
+        if (frame < 0) {
+            push_scene_destroy(s);
+            return fail_msg(err, "no frame where both feet and toes stand for 0.2 s (give one)");
+        }
+    }
+    const int nframe = s->clip_ground->nframe;
+    if (frame >= nframe) {
         push_scene_destroy(s);
         snprintf(err->msg, sizeof err->msg, "push: frame %d is not one of the clip's 0..%d", frame,
-                 s->clip_ground->nframe - 1);
+                 nframe - 1);
         return -1;
     }
     /* the standing frame held still, fitted as given (it stands on the ground already) */
@@ -82,10 +91,7 @@ int push_scene_create(const fb_clip* clip, const fb_character* ch, double rate, 
     s->gains.rate = rate;
     s->gains.controller = FB_CTRL_ACCEL;
     s->gains.root.mode = FB_ROOT_FREE;
-    s->mass = 0.0;
-    for (int b = 1; b < m->nbody; b++) {
-        s->mass += m->I[b].m;
-    }
+    s->mass = fb_model_mass(m);
     /* the heading at the standing frame, in the ground plane */
     fb_data* d = fb_data_create(m, NULL, err);
     if (!d) {

@@ -42,9 +42,13 @@ typedef struct push_scene {
     double mass;         /* kg */
 } push_scene;
 
+/* How long both feet and toes must stand for a frame to be a standing one (s). */
+#define PUSH_STAND_HOLD 0.2
+
 /* The character of `clip` standing at frame `frame` of the clip's grounded reference at
- * `rate` Hz, for runs of up to `seconds` s. 0, or -1 with err filled (the frame out of range,
- * or the library's error). */
+ * `rate` Hz (frame < 0: the first where both feet and toes stand for PUSH_STAND_HOLD, which
+ * s->frame then holds), for runs of up to `seconds` s. 0, or -1 with err filled (no such frame,
+ * the frame out of range, or the library's error). */
 int push_scene_create(const fb_clip* clip, const fb_character* ch, double rate, int frame,
                       double seconds, push_scene* s, fb_error* err);
 void push_scene_destroy(push_scene* s);

@@ -44,6 +44,9 @@ START_TEST(bad_usage_exits_2_with_a_message) {
     ck_assert_ptr_nonnull(strstr(buf, "--sleep-speed: expected a positive number"));
     ck_assert_int_eq(run("bench simulate --root floating", buf, sizeof buf), 2);
     ck_assert_ptr_nonnull(strstr(buf, "--root: expected kinematic, assisted or free"));
+    /* a standing frame past the clip's end: named, not a crash (it once read a freed scene) */
+    ck_assert_int_eq(run("bench push --frame 99999 --max 25", buf, sizeof buf), 2);
+    ck_assert_ptr_nonnull(strstr(buf, "frame 99999 is not one of the clip's"));
 }
 END_TEST
 

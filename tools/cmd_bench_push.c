@@ -116,30 +116,13 @@ int cmd_bench_push(int argc, char** argv) {
     push_opts o = push_default_opts();
     o.duration = duration;
     const double seconds = o.t_push + o.duration + o.t_back + 1.0;
-    if (frame < 0) {
-        /* the first frame that stands: found on the clip's grounded reference */
-        fb_ref* r = fb_ref_from_clip(clip, ch, PUSH_RATE, 0, 0, NULL, &err);
-        fb_ref* g = r ? fb_ref_grounded(ch->model, r, NULL, &err) : NULL;
-        frame = g ? push_stand_frame(g, 0, 0.2) : -2;
-        fb_ref_destroy(g);
-        fb_ref_destroy(r);
-        if (frame == -2) {
-            fprintf(stderr, "featherbone bench push: %s\n", err.msg);
-            goto done;
-        }
-        if (frame < 0) {
-            fprintf(stderr, "featherbone bench push: %s: no frame where both feet stand for "
-                            "0.2 s (give one with --frame)\n",
-                    clip_path);
-            rc = EXIT_USAGE;
-            goto done;
-        }
-    }
+    /* frame -1: the first that stands, found on the clip's grounded reference */
     if (push_scene_create(clip, ch, PUSH_RATE, frame, seconds, &s, &err) != 0) {
-        fprintf(stderr, "featherbone bench push: %s\n", err.msg);
+        fprintf(stderr, "featherbone bench push: %s: %s\n", clip_path, err.msg);
         rc = EXIT_USAGE;
         goto done;
     }
+    frame = s.frame;
     const char* base = strrchr(clip_path, '/');
     printf("featherbone %s bench push: %s, frame %d (%.3f s) of its grounded reference, "
            "%.2f kg, %.0f Hz, free root; pushes of %g s at the pelvis's centre of mass %g s in, "

@@ -1,6 +1,9 @@
 /* The balance planner of a free root (src/control/balance.c, src/math/nnls.c), checked with
  * code that shares nothing with it but the model, and the standing character under pushes.
  *
+ *   - the support polygon (fb_balance_hull) is the convex hull of its points seen along gravity:
+ *     its vertices among them, turning left at each, every point inside (a square, a line,
+ *     500 random sets);
  *   - nnls: the contact-force fit meets the Karush-Kuhn-Tucker conditions written here
  *     (x >= 0, the gradient >= 0 where x = 0 and = 0 where x > 0), which for a strictly
  *     convex problem say it is the minimum;
@@ -22,6 +25,8 @@
  *     falls from a large one, comes to rest and never blows up. */
 #include <check.h>
 #include <math.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -88,6 +93,81 @@ START_TEST(nnls_meets_its_optimality_conditions) {
             }
         }
     }
+}
+END_TEST
+
+/* ---- the support polygon (fb_balance_hull) --------------------------------------------- */
+
+/* Twice the signed area of (a, b, c) on the ground seen from above (+Y, so x right and -z
+ * up): positive when counter-clockwise. */
+static double area2_from_above(fb_v3 a, fb_v3 b, fb_v3 c) {
+    const double ax = b.x - a.x, ay = -(b.z - a.z), bx = c.x - a.x, by = -(c.z - a.z);
+    return ax * by - ay * bx;
+}
+
+/* The hull of p is h: its vertices are points of p, it turns left at every vertex seen from
+ * above, and every point of p lies inside it or on its boundary there. */
+static void ck_is_hull(const fb_v3* p, int n, const fb_v3* h, int nh) {
+    ck_assert_int_ge(nh, 3);
+    for (int i = 0; i < nh; i++) {
+        bool found = false;
+        for (int k = 0; k < n; k++) {
+            found = found || (p[k].x == h[i].x && p[k].y == h[i].y && p[k].z == h[i].z);
+        }
+        ck_assert_msg(found, "hull vertex %d is not one of the points", i);
+        ck_assert_double_gt(area2_from_above(h[i], h[(i + 1) % nh], h[(i + 2) % nh]), 0.0);
+        for (int k = 0; k < n; k++) {
+            ck_assert_msg(area2_from_above(h[i], h[(i + 1) % nh], p[k]) >= -1e-12,
+                          "point %d outside edge %d", k, i);
+        }
+    }
+}
+
+/* The polygon the planner measures its margin to (and the viewer draws), from any points: the
+ * convex hull seen along gravity (-Y here). */
+START_TEST(support_polygon_is_the_convex_hull) {
+    const fb_v3 G = {0.0, -9.81, 0.0};
+    /* a square with a point inside and one on an edge: the four corners, counter-clockwise */
+    const fb_v3 sq[6] = {{0.5, 0.3, 0.5}, {0, 0.1, 0}, {1, 0, 0},
+                         {0.5, 0, 0},     {1, 0, 1},   {0, 0, 1}};
+    fb_v3 h[FB_BALANCE_MAX_POINTS];
+    const int nh = fb_balance_hull(sq, 6, G, h);
+    ck_assert_int_eq(nh, 4);
+    ck_is_hull(sq, 6, h, nh);
+    double area = 0.0;
+    for (int i = 1; i + 1 < nh; i++) {
+        area += 0.5 * area2_from_above(h[0], h[i], h[i + 1]);
+    }
+    fb_ck_near(area, 1.0, 1e-15, 0.0);
+    /* too few, or in a line: no polygon */
+    ck_assert_int_eq(fb_balance_hull(sq, 2, G, h), 0);
+    const fb_v3 line[4] = {{0, 0, 0}, {1, 0, 1}, {2, 0.5, 2}, {0.5, 0, 0.5}};
+    ck_assert_int_eq(fb_balance_hull(line, 4, G, h), 0);
+    /* random sets (a fixed LCG), some with x on a coarse grid (ties) or repeated points */
+    uint64_t r = 12345;
+    int made = 0;
+    for (int trial = 0; trial < 500; trial++) {
+        fb_v3 p[FB_BALANCE_MAX_POINTS];
+        const int n = 3 + trial % (FB_BALANCE_MAX_POINTS - 2);
+        for (int k = 0; k < n; k++) {
+            double c[3];
+            for (int j = 0; j < 3; j++) {
+                r = r * 6364136223846793005ull + 1442695040888963407ull;
+                c[j] = (double)(r >> 40) / (double)(1ull << 24) - 0.5;
+            }
+            p[k] = (fb_v3){trial % 3 == 0 ? floor(8.0 * c[0]) / 8.0 : c[0], c[1], c[2]};
+            if (k > 0 && trial % 5 == 0) {
+                p[k] = p[k - 1]; /* a repeat */
+            }
+        }
+        const int m = fb_balance_hull(p, n, G, h);
+        if (m > 0) {
+            ck_is_hull(p, n, h, m);
+            made++;
+        }
+    }
+    printf("support polygons: %d of 500 random point sets gave a hull, each checked\n", made);
+    ck_assert_int_gt(made, 350);
 }
 END_TEST
 
@@ -296,6 +376,10 @@ static plan_check plan_and_check(fb_balance* bal, const plan_case* c) {
     ck_assert_msg(fb_v3_norm(fb_v3_sub(com, p->info.com)) <= 1e-12,
                   "%s: the plan's centre of mass is %g m off", c->label,
                   fb_v3_norm(fb_v3_sub(com, p->info.com)));
+    /* the polygon it reports is the hull of its support points */
+    if (p->info.nsupport > 0) {
+        ck_is_hull(p->info.point, p->info.npoint, p->info.support, p->info.nsupport);
+    }
     bool ambiguous = false;
     const double margin = hull_distance(p->info.point, p->info.npoint, com, &ambiguous);
     ck_assert_msg((ambiguous && isnan(p->info.margin)) ||
@@ -321,11 +405,7 @@ static plan_check plan_and_check(fb_balance* bal, const plan_case* c) {
 
 /* The whole body's weight (N): the scale of the residuals. */
 static double weight(const fb_model* m) {
-    double mass = 0.0;
-    for (int b = 1; b < m->nbody; b++) {
-        mass += m->I[b].m;
-    }
-    return mass * fb_v3_norm(m->opt.gravity);
+    return fb_model_mass(m) * fb_v3_norm(m->opt.gravity);
 }
 
 /* Puts the lowest shape point of the articulation `depth` m into the ground by moving the
@@ -685,7 +765,7 @@ END_TEST
  * stand for 0.2 s. */
 static void push_setup(cmu_setup* s, push_scene* ps, double seconds) {
     cmu_setup_make(s);
-    const int frame = push_stand_frame(s->ground, 0, 0.2);
+    const int frame = push_stand_frame(s->ground, 0, PUSH_STAND_HOLD);
     ck_assert_int_ge(frame, 0);
     fb_error err;
     ck_assert_msg(push_scene_create(s->clip, s->ch, 240.0, frame, seconds, ps, &err) == 0, "%s",
@@ -787,6 +867,7 @@ int main(void) {
     TCase* tc = tcase_create("core");
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, nnls_meets_its_optimality_conditions);
+    tcase_add_test(tc, support_polygon_is_the_convex_hull);
     tcase_add_test(tc, plan_meets_its_conditions_on_the_humanoid);
     tcase_add_test(tc, plan_meets_its_conditions_on_the_cmu_character);
     tcase_add_test(tc, the_centre_of_mass_target_is_moved_over_the_support);

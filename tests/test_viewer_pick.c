@@ -1,15 +1,12 @@
 /* The viewer's GL-free parts: ray casts against spheres, capsules and boxes (closed-form
  * distances), picking the nearest body of a posed model, the camera's pixel rays, which must
- * invert its projection, and the balance overlay's support polygon (a convex hull: every
- * point inside, the vertices among the points, strictly convex, counter-clockwise from
- * above). */
+ * invert its projection. */
 #include <check.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #include "camera.h"
-#include "overlay.h"
 #include "pick.h"
 #include "support.h"
 #include "vmath.h"
@@ -222,77 +219,6 @@ START_TEST(camera_follows_and_pans) {
 }
 END_TEST
 
-/* Twice the signed area of (a, b, c) on the ground seen from above (+Y, so x right and -z
- * up): positive when counter-clockwise. */
-static double area2_from_above(fb_v3 a, fb_v3 b, fb_v3 c) {
-    const double ax = b.x - a.x, ay = -(b.z - a.z), bx = c.x - a.x, by = -(c.z - a.z);
-    return ax * by - ay * bx;
-}
-
-/* The hull of p is h: its vertices are points of p (on the ground), it turns left at every
- * vertex, and every point of p lies inside it or on its boundary. */
-static void ck_is_hull(const fb_v3* p, int n, const fb_v3* h, int nh) {
-    ck_assert_int_ge(nh, 3);
-    for (int i = 0; i < nh; i++) {
-        ck_assert(h[i].y == 0.0);
-        bool found = false;
-        for (int k = 0; k < n; k++) {
-            found = found || (p[k].x == h[i].x && p[k].z == h[i].z);
-        }
-        ck_assert_msg(found, "hull vertex %d is not one of the points", i);
-        ck_assert_double_gt(area2_from_above(h[i], h[(i + 1) % nh], h[(i + 2) % nh]), 0.0);
-        for (int k = 0; k < n; k++) {
-            ck_assert_msg(area2_from_above(h[i], h[(i + 1) % nh], p[k]) >= -1e-12,
-                          "point %d outside edge %d", k, i);
-        }
-    }
-}
-
-START_TEST(support_polygon_is_the_convex_hull) {
-    /* a square with a point inside and one on an edge: the four corners, counter-clockwise */
-    const fb_v3 sq[6] = {{0.5, 0.3, 0.5}, {0, 0.1, 0}, {1, 0, 0},
-                         {0.5, 0, 0},     {1, 0, 1},   {0, 0, 1}};
-    fb_v3 h[FB_BALANCE_MAX_POINTS];
-    const int nh = overlay_hull(sq, 6, h);
-    ck_assert_int_eq(nh, 4);
-    ck_is_hull(sq, 6, h, nh);
-    double area = 0.0;
-    for (int i = 1; i + 1 < nh; i++) {
-        area += 0.5 * area2_from_above(h[0], h[i], h[i + 1]);
-    }
-    fb_ck_near(area, 1.0, 1e-15, 0.0);
-    /* too few, or in a line: no polygon */
-    ck_assert_int_eq(overlay_hull(sq, 2, h), 0);
-    const fb_v3 line[4] = {{0, 0, 0}, {1, 0, 1}, {2, 0.5, 2}, {0.5, 0, 0.5}};
-    ck_assert_int_eq(overlay_hull(line, 4, h), 0);
-    /* random sets (a fixed LCG), some with x on a coarse grid (ties) or repeated points */
-    uint64_t r = 12345;
-    int made = 0;
-    for (int trial = 0; trial < 500; trial++) {
-        fb_v3 p[FB_BALANCE_MAX_POINTS];
-        const int n = 3 + trial % (FB_BALANCE_MAX_POINTS - 2);
-        for (int k = 0; k < n; k++) {
-            double c[3];
-            for (int j = 0; j < 3; j++) {
-                r = r * 6364136223846793005ull + 1442695040888963407ull;
-                c[j] = (double)(r >> 40) / (double)(1ull << 24) - 0.5;
-            }
-            p[k] = (fb_v3){trial % 3 == 0 ? floor(8.0 * c[0]) / 8.0 : c[0], c[1], c[2]};
-            if (k > 0 && trial % 5 == 0) {
-                p[k] = p[k - 1]; /* a repeat */
-            }
-        }
-        const int m = overlay_hull(p, n, h);
-        if (m > 0) {
-            ck_is_hull(p, n, h, m);
-            made++;
-        }
-    }
-    printf("support polygons: %d of 500 random point sets gave a hull, each checked\n", made);
-    ck_assert_int_gt(made, 350);
-}
-END_TEST
-
 static Suite* viewer_suite(void) {
     Suite* s = suite_create("viewer_pick");
     TCase* tc = tcase_create("pick");
@@ -306,9 +232,6 @@ static Suite* viewer_suite(void) {
     tcase_add_test(tc2, camera_frames_a_box);
     tcase_add_test(tc2, camera_follows_and_pans);
     suite_add_tcase(s, tc2);
-    TCase* tc3 = tcase_create("overlay");
-    tcase_add_test(tc3, support_polygon_is_the_convex_hull);
-    suite_add_tcase(s, tc3);
     return s;
 }
 

@@ -240,8 +240,8 @@ START_TEST(playback_refuses_balls_and_exports) {
 END_TEST
 
 /* Distance (m) from q to the boundary of the counter-clockwise polygon h on the ground, seen
- * from above; negative outside: computed here, apart from the planner's hull (balance.c) and
- * the overlay's (overlay.c), to hold them against each other. */
+ * from above; negative outside: computed here, apart from the planner's margin (balance.c), to
+ * hold the polygon the overlay draws against it. */
 static double margin_in(const fb_v3* h, int n, fb_v3 q) {
     double best = INFINITY;
     bool inside = true;

@@ -1463,14 +1463,6 @@ static fb_v3 contact_force_sum(const fb_world* w, double* cone) {
     return f;
 }
 
-static double total_mass(const fb_model* m) {
-    double mass = 0.0;
-    for (int i = 1; i < m->nbody; i++) {
-        mass += m->I[i].m;
-    }
-    return mass;
-}
-
 static contact_results contact_results_with(const fb_world_opts* base) {
     contact_results out;
     memset(&out, 0, sizeof out);
@@ -1478,7 +1470,7 @@ static contact_results contact_results_with(const fb_world_opts* base) {
     /* the box resting on its 0.4 x 0.3 face */
     fb_model* box = box_model(fb_v3_make(0.4, 0.2, 0.3));
     const fb_model* mc = box;
-    const double mg = total_mass(box) * G;
+    const double mg = fb_model_mass(box) * G;
     fb_world* w = ck_world(1, &mc, base);
     ck_place(fb_world_data(w, 0), fb_v3_make(0.3, 0.1, -0.2), fb_quat_identity());
     for (int k = 0; k < (int)(2.0 / base->dt); k++) {
@@ -1512,7 +1504,7 @@ static contact_results contact_results_with(const fb_world_opts* base) {
     ck_assert(ctl != NULL);
     w = stand_world(&hm, ctl, base, &err);
     ck_assert_msg(w != NULL, "%s", err.msg);
-    const double Mg = total_mass(hm) * G;
+    const double Mg = fb_model_mass(hm) * G;
     long sweeps = 0;
     const int nstand = 500;
     fb_fv p0 = fb_fv_zero();

@@ -50,9 +50,10 @@ typedef struct source_balance {
     bool planner;     /* the balance planner ran in the last substep (free root, accel
                          controller, not fallen): com_target is given */
     fb_v3 com_target; /* where it steered the centre of mass */
-    int nsupport;     /* vertices of the support polygon: the convex hull of the planner's
-                         support points on the ground (overlay_hull), counter-clockwise seen from
-                         above; 0 without the planner or with fewer than three points */
+    int nsupport;     /* vertices of the support polygon (fb_balance_info.support: the convex
+                         hull of the planner's support points across gravity), counter-clockwise
+                         seen from above, on the ground (y = 0); 0 without the planner or with
+                         fewer than three points */
     fb_v3 support[FB_BALANCE_MAX_POINTS];
     double margin;    /* m: the planner's margin of the centre of mass inside the polygon
                          (negative: outside; NAN: none) */

@@ -15,7 +15,6 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "overlay.h"
 #include "sim_report.h"
 #include "source_impl.h"
 #include "vmath.h"
@@ -210,7 +209,10 @@ static void balance_view(sim_source* s, const fb_model* m, const fb_data* d, cha
     b->planner = bi->active;
     b->com_target = bi->com_target;
     b->margin = bi->active ? bi->margin : NAN;
-    b->nsupport = bi->active ? overlay_hull(bi->point, bi->npoint, b->support) : 0;
+    b->nsupport = bi->active ? bi->nsupport : 0;
+    for (int k = 0; k < b->nsupport; k++) { /* drawn on the ground: y = 0 */
+        b->support[k] = (fb_v3){bi->support[k].x, 0.0, bi->support[k].z};
+    }
     fb_v3 f;
     fb_tracker_assist(tr, &f, NULL);
     const double fn = v3_norm(f);

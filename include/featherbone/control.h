@@ -415,6 +415,11 @@ typedef struct fb_balance_info {
     int npoint;           /* support points: the ground contacts the planner used */
     fb_v3 point[FB_BALANCE_MAX_POINTS]; /* world */
     double force[FB_BALANCE_MAX_POINTS]; /* N: the normal force planned at each */
+    /* the support polygon the margin is measured to: the convex hull of the points on the
+     * plane across gravity, its vertices (support points) counter-clockwise about the up
+     * direction; 0 with fewer than three points or all on one line */
+    int nsupport;
+    fb_v3 support[FB_BALANCE_MAX_POINTS];
 } fb_balance_info;
 
 /* The planner's last substep (active false with a kinematic root, the pd controller, or after

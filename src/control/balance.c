@@ -171,9 +171,10 @@ typedef struct hull2 {
     fb_v3 e1, e2;
     int n;
     double v[2 * FB_BALANCE_MAX_POINTS + 1][2]; /* n vertices, then the first again */
+    int idx[2 * FB_BALANCE_MAX_POINTS + 1];     /* the point each vertex is */
 } hull2;
 
-static void support_hull(const fb_balance_info* info, fb_v3 gravity, hull2* h) {
+static void support_hull(const fb_v3* point, int n, fb_v3 gravity, hull2* h) {
     const double gn = fb_v3_norm(gravity);
     const fb_v3 up = gn > 0.0 ? fb_v3_scale(gravity, -1.0 / gn) : fb_v3_make(0.0, 1.0, 0.0);
     const fb_v3 a = fabs(up.x) < 0.9 ? fb_v3_make(1.0, 0.0, 0.0) : fb_v3_make(0.0, 1.0, 0.0);
@@ -181,25 +182,29 @@ static void support_hull(const fb_balance_info* info, fb_v3 gravity, hull2* h) {
     h->e1 = fb_v3_scale(h->e1, 1.0 / fb_v3_norm(h->e1));
     h->e2 = fb_v3_cross(h->e1, up);
     h->n = 0;
-    const int n = info->npoint;
-    if (n < 3) {
+    if (n < 3 || n > FB_BALANCE_MAX_POINTS) {
         return;
     }
     double pt[FB_BALANCE_MAX_POINTS][2];
+    int id[FB_BALANCE_MAX_POINTS];
     for (int i = 0; i < n; i++) {
-        pt[i][0] = fb_v3_dot(info->point[i], h->e1);
-        pt[i][1] = fb_v3_dot(info->point[i], h->e2);
+        pt[i][0] = fb_v3_dot(point[i], h->e1);
+        pt[i][1] = fb_v3_dot(point[i], h->e2);
+        id[i] = i;
     }
     for (int i = 1; i < n; i++) { /* insertion sort by (u, w): n <= FB_BALANCE_MAX_POINTS */
         const double t[2] = {pt[i][0], pt[i][1]};
+        const int ti = id[i];
         int j = i - 1;
         while (j >= 0 && (pt[j][0] > t[0] || (pt[j][0] == t[0] && pt[j][1] > t[1]))) {
             pt[j + 1][0] = pt[j][0];
             pt[j + 1][1] = pt[j][1];
+            id[j + 1] = id[j];
             j--;
         }
         pt[j + 1][0] = t[0];
         pt[j + 1][1] = t[1];
+        id[j + 1] = ti;
     }
     int k = 0;
     for (int pass = 0; pass < 2; pass++) { /* lower hull, then upper */
@@ -211,10 +216,26 @@ static void support_hull(const fb_balance_info* info, fb_v3 gravity, hull2* h) {
             }
             h->v[k][0] = pt[i][0];
             h->v[k][1] = pt[i][1];
+            h->idx[k] = id[i];
             k++;
         }
     }
     h->n = k - 1 >= 3 ? k - 1 : 0; /* the last vertex repeats the first */
+}
+
+/* The hull's vertices (points of `point`) in order counter-clockwise about the up direction:
+ * (e1, e2, up) is left-handed (e1 x e2 = -up), so the hull's order reversed. */
+static int hull_points(const hull2* h, const fb_v3* point, fb_v3* out) {
+    for (int k = 0; k < h->n; k++) {
+        out[k] = point[h->idx[h->n - 1 - k]];
+    }
+    return h->n;
+}
+
+int fb_balance_hull(const fb_v3* point, int n, fb_v3 gravity, fb_v3* out) {
+    hull2 h;
+    support_hull(point, n, gravity, &h);
+    return hull_points(&h, point, out);
 }
 
 /* Signed distance of q from the boundary of the hull (positive inside); the nearest boundary
@@ -245,7 +266,8 @@ static double hull_margin(const hull2* h, const double q[2], double near[2]) {
  * twice the margin: then onto its boundary). Sets info->margin for the centre of mass c. */
 static fb_v3 over_support(fb_v3 p, fb_v3 c, fb_balance_info* info, fb_v3 gravity) {
     hull2 h;
-    support_hull(info, gravity, &h);
+    support_hull(info->point, info->npoint, gravity, &h);
+    info->nsupport = hull_points(&h, info->point, info->support);
     info->margin = NAN;
     if (h.n == 0) {
         return p;
@@ -443,10 +465,7 @@ void fb_balance_run(fb_balance* b, const fb_model* m, const fb_data* dw, const f
     double ar_want[6];
     memcpy(ar_want, want, sizeof ar_want);
     if (com) {
-        double mass = 0.0;
-        for (int i = 1; i < m->nbody; i++) {
-            mass += m->I[i].m;
-        }
+        const double mass = fb_model_mass(m);
         const fb_v3 cnow = fb_com(m, d);
         const fb_v3 cd = fb_v3_scale(momentum, 1.0 / mass);
         /* the clip's centre of mass, moved over the support by an offset that follows where

@@ -44,6 +44,13 @@ typedef struct fb_balance_com {
     double h;      /* s: the substep */
 } fb_balance_com;
 
+/* The support polygon of points p[0..n) (n <= FB_BALANCE_MAX_POINTS): their convex hull on the
+ * plane across gravity, its vertices (points of p) counter-clockwise about the up direction
+ * (-gravity) into out; returns their count, 0 with fewer than three points or all of them on
+ * one line (no turn of more than BAL_HULL_EPS, 1e-12 m^2). Andrew's monotone chain; points on
+ * an edge are left out. What fb_balance_info.support holds. */
+int fb_balance_hull(const fb_v3* p, int n, fb_v3 gravity, fb_v3* out);
+
 /* Forgets the state kept between substeps (the centre of mass target's offset). */
 void fb_balance_reset(fb_balance* b);
 

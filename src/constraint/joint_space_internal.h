@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "constraint/csys_internal.h"
+#include "dynamics/crba.h"
 
 /* Most other rows (contacts, friction, limits) the joint-space solve takes; past it, PGS. */
 #define JS_MAX_O 96
@@ -26,7 +27,11 @@ typedef struct js_scratch {
     double* z;    /* (n) the change of the clamped dofs' accelerations beyond delta */
     double* z0;   /* (n) */
     double* dz;   /* (n) */
-    double* Mcc;  /* (n x n) M over the clamped dofs, factored */
+    double* Mcc;  /* (n x n) M over the clamped dofs */
+    /* the dof tree of the clamped dofs (n; chains n (n + 1) / 2) */
+    fb_dof_tree ct;
+    int* cpos;    /* (n) each dof's position among the clamped ones, or -1 */
+    double* Lcc;  /* (n (n + 1) / 2) Mcc = L^T L with the clamped tree's sparsity */
     double* Y;    /* (n x o) Mcc^-1 J_{O,C}^T, column per other row */
     int* oidx;    /* (o) the other rows */
     int* ostate;  /* (o) ROW_* */

@@ -111,19 +111,21 @@ void fb_dof_tree_init(const fb_model* m, fb_dof_tree* t) {
             }
         }
         for (int c = 0; c < nk; c++) {
-            const int k = k0 + c;
-            t->lambda[k] = c == 0 ? up : k - 1;
-            const int p = t->lambda[k];
-            t->len[k] = p < 0 ? 1 : t->len[p] + 1;
-            t->off[k] = off;
-            if (p >= 0) {
-                memcpy(t->chain + off, t->chain + t->off[p], (size_t)t->len[p] * sizeof(int));
-            }
-            t->chain[off + t->len[k] - 1] = k;
-            off += t->len[k];
+            fb_dof_tree_set(t, k0 + c, c == 0 ? up : k0 + c - 1, &off);
         }
     }
     t->size = off;
+}
+
+void fb_dof_tree_set(fb_dof_tree* t, int k, int parent, int* off) {
+    t->lambda[k] = parent;
+    t->len[k] = parent < 0 ? 1 : t->len[parent] + 1;
+    t->off[k] = *off;
+    if (parent >= 0) {
+        memcpy(t->chain + *off, t->chain + t->off[parent], (size_t)t->len[parent] * sizeof(int));
+    }
+    t->chain[*off + t->len[k] - 1] = k;
+    *off += t->len[k];
 }
 
 bool fb_ltl_factor(const fb_dof_tree* t, const double* M, double* Lc) {

@@ -31,6 +31,10 @@ int fb_dof_tree_size(const fb_model* m);
 /* Fills t, whose arrays the caller allocated (lambda, len, off: nv; chain: the size). */
 void fb_dof_tree_init(const fb_model* m, fb_dof_tree* t);
 
+/* Sets dof k of a tree being filled in order (dofs 0..k-1 set, *off entries of chain used):
+ * its parent (-1 or < k), its chain (the parent's and k), and advances *off. */
+void fb_dof_tree_set(fb_dof_tree* t, int k, int parent, int* off);
+
 /* M + h B (nv x nv, row-major) from the position kinematics already in d (FB_STAGE_POS), with
  * h = d->damping_dt and B the joints' damping, so that it is the matrix ABA inverts when
  * damping is implicit. Only entries (i, j) with i, j on one chain of the dof tree are

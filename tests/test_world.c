@@ -434,6 +434,79 @@ START_TEST(hinge_stops_at_both_ends) {
 }
 END_TEST
 
+/* A hook holding joints 0 and 2 of a three-link chain still (rows qdd = 0, any torque), as a
+ * tracker holds the joints next to one that hits its stop. */
+static fb_status hold_0_and_2(void* user, fb_world* w, fb_hook_phase phase, double t, double h,
+                              fb_csys* cs, fb_error* err) {
+    (void)user;
+    (void)w;
+    (void)t;
+    (void)h;
+    for (int k = 0; phase == FB_HOOK_ROWS && k <= 2; k += 2) {
+        fb_row row = fb_default_row();
+        row.type = FB_ROW_DOF;
+        row.art = 0;
+        row.dof = k;
+        row.lo = -INFINITY;
+        row.hi = INFINITY;
+        const fb_status s = fb_csys_add_row(cs, &row, err);
+        if (s != FB_OK) {
+            return s;
+        }
+    }
+    return FB_OK;
+}
+
+/* Joint 1 of the chain swings at 3 rad/s into its 30 deg stop while the hook holds joints 0
+ * and 2 still. Driven (fb_world_set_driven), the stop and the holding rows meet in one solve:
+ * joints 0 and 2 never move (their rows give whatever torque it takes) and joint 1 stops at its
+ * limit. Not driven, the stop is Kokkevis' impulse on the chain as it is, passive (the hook's
+ * rows take no impulse): it sets joints 0 and 2 moving (the rows then keep that velocity) and
+ * the swinging chain carries joint 1 off its stop. Both stay within the limit. */
+START_TEST(driven_joint_stops_with_the_hook_rows) {
+    const fb_joint_limit lim = {.on = true, .lo = -30 * DEG, .hi = 30 * DEG};
+    fb_model* m = chain(3, FB_JOINT_REVOLUTE, &lim);
+    fb_error err;
+    ck_assert(fb_model_set_gravity(m, fb_v3_zero(), &err) == FB_OK);
+    double moved[2];
+    for (int driven = 0; driven < 2; driven++) {
+        fb_world_opts o = fb_default_world_opts();
+        o.ground = false;
+        fb_world* w = ck_world(1, (const fb_model* const*)&m, &o);
+        ck_assert(fb_world_set_driven(w, 1, true, &err) == FB_EINVAL); /* no articulation 1 */
+        ck_assert_msg(strstr(err.msg, "art"), "%s", err.msg);
+        ck_assert(fb_world_set_driven(w, 0, driven, &err) == FB_OK);
+        fb_world_set_hook(w, hold_0_and_2, NULL);
+        fb_data* d = fb_world_data(w, 0);
+        d->q[1] = 20 * DEG;
+        d->qd[1] = 3.0;
+        double past = 0.0, still = 0.0;
+        for (int k = 0; k < (int)(0.5 / o.dt); k++) {
+            ck_step(w);
+            past = fmax(past, fb_world_get_stats(w)->max_limit_violation);
+            still = fmax(still, fmax(fabs(d->qd[0]), fabs(d->qd[2])));
+        }
+        printf("chain, joint 1 into its stop at 3 rad/s, %s: joints 0 and 2 up to %.3g rad/s, "
+               "joint 1 at %.2f deg (%.3g rad/s), %.3g deg past\n",
+               driven ? "driven" : "not driven", still, d->q[1] / DEG, d->qd[1], past / DEG);
+        ck_assert_msg(past < 0.5 * DEG, "past the stop by %g deg", past / DEG);
+        ck_assert_double_le(d->q[1], 30.5 * DEG);
+        if (driven) {
+            /* it got there and stays: the rest of the chain holds still */
+            ck_assert_double_ge(d->q[1], 29.5 * DEG);
+            ck_assert_double_le(fabs(d->qd[1]), 1e-6);
+        }
+        moved[driven] = still;
+        fb_world_destroy(w);
+    }
+    ck_assert_msg(moved[1] < 1e-6, "driven: the held joints moved at %g rad/s", moved[1]);
+    ck_assert_msg(moved[0] > 0.1,
+                  "not driven: the impulse should set the passive chain moving (%g rad/s)",
+                  moved[0]);
+    fb_model_destroy(m);
+}
+END_TEST
+
 /* A free-floating chain of three capsules on hinges, in zero gravity. */
 static fb_model* free_chain(void) {
     fb_error err;
@@ -1585,6 +1658,7 @@ static Suite* world_suite(void) {
     tcase_add_test(tc, hinge_chain_stays_within_limits);
     tcase_add_test(tc, ball_joint_stops_at_its_ellipse);
     tcase_add_test(tc, hinge_stops_at_both_ends);
+    tcase_add_test(tc, driven_joint_stops_with_the_hook_rows);
     tcase_add_test(tc, ball_joint_chain_stays_within_cone_and_twist);
     tcase_add_test(tc, impact_conserves_momentum_and_energy);
     tcase_add_test(tc, stepping_through_a_hit_conserves_momentum);

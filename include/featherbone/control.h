@@ -333,8 +333,9 @@ typedef struct fb_tracker fb_tracker;
  * with gains g (resolved against the model; errors as fb_gains_resolve). `joint_of_body`
  * (nbody, may be NULL = every body) marks with >= 0 the bodies whose origins are the clip's
  * joints, for the metrics. Installs itself as the world's hook and puts the character at the
- * clip's first frame at the world's current time. All memory is allocated here: stepping the
- * world allocates nothing. */
+ * clip's first frame at the world's current time. While it tracks (not fallen) it marks the
+ * articulation driven (fb_world_set_driven: its joint stops meet the tracker's rows in one
+ * solve). All memory is allocated here: stepping the world allocates nothing. */
 FB_API fb_tracker* fb_tracker_create(fb_world* w, int art, const fb_ref* ref,
                                      const fb_gains* g, const int* joint_of_body,
                                      fb_error* err);

@@ -158,6 +158,15 @@ FB_API void fb_world_set_hook(fb_world* w, fb_world_hook hook, void* user);
  * art. */
 FB_API fb_status fb_world_set_sleep(fb_world* w, int art, bool allowed, fb_error* err);
 
+/* Whether a hook drives articulation art's joints toward a motion (a tracker; none is by
+ * default). A driven articulation's joint limits are stopped in the constraint-force solve,
+ * together with the hook's rows, rather than by an impulse before it: the impulse solve leaves
+ * the hook's rows out, so it would stop the joint on a passive chain and the hook's own braking
+ * toward the stop would then count twice. Not driven, a limit is an impact as in Kokkevis §5
+ * (restitution 0): a limp body's chain is passive. docs/CONSTRAINTS.md, "Joint limits".
+ * FB_EINVAL for a bad art. */
+FB_API fb_status fb_world_set_driven(fb_world* w, int art, bool driven, fb_error* err);
+
 /* Whether articulation art sleeps (false for an index out of range). While it does, its q is
  * constant, its qd and qdd are zero, its time advances with the world's; its tau and f_ext are
  * ignored. */

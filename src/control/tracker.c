@@ -543,6 +543,9 @@ static fb_status hook(void* user, fb_world* w, fb_hook_phase phase, double t, do
         memset(tr->tau, 0, (size_t)tr->m->nv * sizeof(double));
         tr->balanced = false;
         tr->plan.info.active = false;
+        /* driven toward the clip, its joint stops meet the tracker's rows in one solve;
+         * fallen, its rows only damp and its chain is limp (fb_world_set_driven) */
+        (void)fb_world_set_driven(w, tr->art, tr->fall.cause == FB_FALL_NONE, NULL);
         if (tr->fall.cause != FB_FALL_NONE) {
             /* once still, the world may leave the fallen body out of its steps until a ball
              * touches it */

@@ -269,6 +269,15 @@ void fb_world_set_hook(fb_world* w, fb_world_hook hook, void* user) {
     w->user = user;
 }
 
+fb_status fb_world_set_driven(fb_world* w, int art, bool driven, fb_error* err) {
+    if (art < 0 || art >= w->nart) {
+        return fb_fail(err, FB_EINVAL, "fb_world_set_driven: art: expected 0..%d, found %d",
+                       w->nart - 1, art);
+    }
+    w->driven[art] = driven;
+    return fb_ok(err);
+}
+
 double fb_world_time(const fb_world* w) {
     return w->time;
 }
@@ -279,44 +288,6 @@ void fb_world_set_time(fb_world* w, double t) {
         w->d[k]->time = t;
         w->d[k]->stage = 0;
     }
-}
-
-const fb_contact* fb_world_contacts(const fb_world* w, int* n) {
-    *n = w->ncon_last;
-    return w->con_last;
-}
-
-const fb_contact* fb_world_contacts_current(const fb_world* w, int* n) {
-    *n = w->ncon;
-    return w->con;
-}
-
-double fb_world_contact_force(const fb_world* w, int k) {
-    if (k < 0 || k >= w->ncon_last || w->con_row[k] < 0 || w->con_row[k] >= w->cs->nrow) {
-        return 0.0;
-    }
-    return w->cs->lambda[w->con_row[k]];
-}
-
-fb_v3 fb_world_pair_impulse(const fb_world* w, int art_a, int art_b) {
-    const int b = art_b < 0 ? w->nart : art_b;
-    if (art_a < 0 || art_a >= w->nart || b > w->nart) {
-        return fb_v3_zero();
-    }
-    return w->imp_step[art_a][b];
-}
-
-fb_v3 fb_world_body_impulse(const fb_world* w, int art_a, int body_a, int art_b) {
-    const int o = art_b < 0 ? w->nart : art_b;
-    if (art_a < 0 || art_a >= w->nart || o > w->nart || body_a < 0 ||
-        body_a >= w->m[art_a]->nbody) {
-        return fb_v3_zero();
-    }
-    return w->bimp_step[w->boff[art_a] + body_a * (w->nart + 1) + o];
-}
-
-const double* fb_world_joint_impulse(const fb_world* w, int art) {
-    return (art >= 0 && art < w->nart) ? w->jimp_step[art] : NULL;
 }
 
 const fb_csys* fb_world_csys(const fb_world* w) {
@@ -692,6 +663,21 @@ static void clear_step_impulses(fb_world* w) {
     }
 }
 
+/* Whether row r is a joint limit of a driven articulation (fb_world_set_driven), stopped in the
+ * force solve rather than by an impulse. The impulse solve leaves the caller's rows out (they
+ * are accelerations set for the substep from its start): an impulse would stop the joint on a
+ * passive chain, its neighbours flung (131_03's right knee at a hop's take-off: the ankle went
+ * from 12.7 to -6.5 rad/s), and the controller's own braking toward the stop would then be
+ * applied on top, the stop counted twice (the knee rebounded 7 deg, the export 1.6 cm off its
+ * input). In the force solve the limit's "stopped within the substep" (target -v / h, what the
+ * impulse with restitution 0 gives) and the controller's rows meet in one LCP: the limit takes
+ * only what the controller does not give, and the chain is held by the controller's rows.
+ * Contacts keep their impulses (a ball's hit is an impact). docs/CONSTRAINTS.md, "Joint
+ * limits". */
+static bool stops_in_solve(const fb_world* w, const fb_row* row) {
+    return row->type == FB_ROW_JOINT && w->driven[row->art];
+}
+
 /* Impulses for rows that approach [Kokkevis §5]: unilateral rows aim at -e v (0 below the
  * bounce speed), friction rows at no slip; the caller's rows take no impulse. Returns whether
  * an impact was resolved (velocities changed). */
@@ -703,6 +689,9 @@ static bool impacts(fb_world* w, double h) {
         /* a row still apart by a gap (depth < 0, within the margin) is hit only if it would
          * close the gap within the substep: slower, it closes it by itself */
         const double gap = isnan(w->depth[r]) ? 0.0 : fmax(0.0, -w->depth[r]);
+        if (stops_in_solve(w, &cs->row[r])) {
+            continue; /* stopped in the force solve, with the driving rows (substep) */
+        }
         any = any || (!isnan(w->depth[r]) && w->vrow[r] < -w->o.impact_speed - gap / h);
     }
     if (!any) {
@@ -822,7 +811,13 @@ static fb_status substep(fb_world* w, double h, fb_error* err) {
             row->target = (w->depth[r] - h * w->vrow[r]) / (h * h);
         } else if (!isnan(w->depth[r])) {
             const double cap = row->type == FB_ROW_JOINT ? limit_depth : push_depth;
-            row->target = omega * omega * fmin(w->depth[r], cap) - 2.0 * omega * w->vrow[r];
+            const double v = w->vrow[r];
+            const double spring = omega * omega * fmin(w->depth[r], cap);
+            if (stops_in_solve(w, row) && v < -w->o.impact_speed) {
+                row->target = spring - v / h; /* the impact's stop, within the substep */
+            } else {
+                row->target = spring - 2.0 * omega * v;
+            }
         } else if (row->friction_of >= 0) {
             row->target = -w->vrow[r] / h;
         }

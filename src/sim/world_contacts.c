@@ -1,12 +1,13 @@
 /* What the world's contacts are made of and between which bodies: each articulation's material
  * (friction, restitution [Kokkevis §6]) and the self-collision pairs of an articulation's
  * bodies (off by default; docs/CONSTRAINTS.md), the table the world's narrow phase reads
- * (world.c, collide_all). */
+ * (world.c, collide_all); and what the last step's contacts did (their forces and impulses). */
 #include "featherbone/world.h"
 
 #include <math.h>
 
 #include "featherbone/dynamics.h"
+#include "math/vec3.h"
 #include "sim/world_internal.h"
 #include "util/error.h"
 
@@ -129,4 +130,42 @@ bool fb_world_self_collision(const fb_world* w, int art, int body_a, int body_b)
         return false;
     }
     return w->self_on[art][body_a * nb + body_b] != 0;
+}
+
+const fb_contact* fb_world_contacts(const fb_world* w, int* n) {
+    *n = w->ncon_last;
+    return w->con_last;
+}
+
+const fb_contact* fb_world_contacts_current(const fb_world* w, int* n) {
+    *n = w->ncon;
+    return w->con;
+}
+
+double fb_world_contact_force(const fb_world* w, int k) {
+    if (k < 0 || k >= w->ncon_last || w->con_row[k] < 0 || w->con_row[k] >= w->cs->nrow) {
+        return 0.0;
+    }
+    return w->cs->lambda[w->con_row[k]];
+}
+
+fb_v3 fb_world_pair_impulse(const fb_world* w, int art_a, int art_b) {
+    const int b = art_b < 0 ? w->nart : art_b;
+    if (art_a < 0 || art_a >= w->nart || b > w->nart) {
+        return fb_v3_zero();
+    }
+    return w->imp_step[art_a][b];
+}
+
+fb_v3 fb_world_body_impulse(const fb_world* w, int art_a, int body_a, int art_b) {
+    const int o = art_b < 0 ? w->nart : art_b;
+    if (art_a < 0 || art_a >= w->nart || o > w->nart || body_a < 0 ||
+        body_a >= w->m[art_a]->nbody) {
+        return fb_v3_zero();
+    }
+    return w->bimp_step[w->boff[art_a] + body_a * (w->nart + 1) + o];
+}
+
+const double* fb_world_joint_impulse(const fb_world* w, int art) {
+    return (art >= 0 && art < w->nart) ? w->jimp_step[art] : NULL;
 }

@@ -62,6 +62,7 @@ struct fb_world {
     /* sleeping (sleep.c) */
     bool sleep_ok[FB_CSYS_MAX_ART];   /* fb_world_set_sleep: articulation k may sleep */
     bool asleep[FB_CSYS_MAX_ART];     /* k sleeps: the step skips it */
+    bool driven[FB_CSYS_MAX_ART];     /* fb_world_set_driven: k's limits stop in the force solve */
     bool wake_due[FB_CSYS_MAX_ART];   /* woken after its substep's ABA: wakes at the next */
     double still[FB_CSYS_MAX_ART];    /* s that k has been still (every |qd| < sleep_speed) */
     double* q_sleep[FB_CSYS_MAX_ART]; /* (nq) k's q when it fell asleep */

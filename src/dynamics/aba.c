@@ -73,7 +73,7 @@ static fb_fv U_Dinv_mul(const fb_model* m, const fb_data* d, int i, const double
     return out;
 }
 
-/* The 3x3 D^-1 = A^-1 of a ball joint as a matrix. */
+/* The 3x3 D^-1 = G = (A + beta 1)^-1 of a ball joint as a matrix. */
 static fb_m3 Dinv3(const fb_data* d, int i) {
     fb_m3 A;
     memcpy(&A.m[0][0], d->D_inv + 36 * i, sizeof A.m);
@@ -81,17 +81,33 @@ static fb_m3 Dinv3(const fb_data* d, int i) {
 }
 
 /* Backward step for body i: the bias force handed to the parent,
- * p^a = p^A + I^a c + U D^-1 u [RBDA T7.1]. For a ball joint I^a = [0 0; 0 K] with
+ * p^a = p^A + I^a c + U D^-1 u [RBDA T7.1]. For an undamped ball joint I^a = [0 0; 0 K] with
  * K = C - B^T A^-1 B, which phase 1 keeps after A^-1 in D_inv (aba_kernel_impl.h), and
  * U D^-1 x = [x; B^T A^-1 x], so p^a = [p^A_n + u; p^A_f + K c_v + B^T A^-1 u]: the moment a
- * ball joint passes on is exactly its torque. Other joints do not keep I^a: with
- * I^a c = I^A c - U D^-1 U^T c, p^a = p^A + I^A c + U D^-1 (u - U^T c). */
+ * ball joint passes on is exactly its torque. Damped (D = A + beta 1, G = D^-1, A G =
+ * 1 - beta G, I^a as fb_aba_ball_beta gives it), with y = G (u + beta c_w):
+ * p^a = [p^A_n + u + beta (c_w - y + G B c_v); p^A_f + K c_v + B^T y]. Other joints do not keep
+ * I^a: with I^a c = I^A c - U D^-1 U^T c, p^a = p^A + I^A c + U D^-1 (u - U^T c). */
 static inline fb_fv bias_up(const fb_model* m, const fb_data* d, int i, fb_fv pA, const double* u,
                             const fb_mv* c) {
     const int n = m->jnv[i];
     if (ball_closed_form(m, d, i)) {
+        const double beta = fb_aba_ball_beta(m, d, i);
         const fb_v3 uu = {u[0], u[1], u[2]};
-        const fb_v3 y = fb_m3_mv(Dinv3(d, i), uu);
+        const fb_m3 G = Dinv3(d, i);
+        if (beta > 0.0) {
+            const fb_v3 cw = c ? c->w : fb_v3_zero(), cv = c ? c->v : fb_v3_zero();
+            const fb_v3 y = fb_m3_mv(G, fb_v3_add(uu, fb_v3_scale(cw, beta)));
+            fb_m3 K;
+            memcpy(&K.m[0][0], d->D_inv + 36 * i + FB_ABA_BALL_K, sizeof K.m);
+            const fb_v3 gbc = fb_m3_mv(G, fb_m3_mv(d->IA[i].B, cv));
+            const fb_v3 pn = fb_v3_add(
+                fb_v3_add(pA.n, uu), fb_v3_scale(fb_v3_add(fb_v3_sub(cw, y), gbc), beta));
+            const fb_v3 pf =
+                fb_v3_add(fb_v3_add(pA.f, fb_m3_mv(K, cv)), fb_m3_tr_mv(d->IA[i].B, y));
+            return (fb_fv){pn, pf};
+        }
+        const fb_v3 y = fb_m3_mv(G, uu);
         fb_v3 pf = pA.f;
         if (c) {
             fb_m3 K;
@@ -109,12 +125,17 @@ static inline fb_fv bias_up(const fb_model* m, const fb_data* d, int i, fb_fv pA
 }
 
 /* Forward step for body i: qdd = D^-1 (u - U^T a') and a = a' + S qdd. For a ball joint
- * U^T a' = A a'_w + B a'_v, so qdd = A^-1 (u - B a'_v) - a'_w and a = [A^-1 (u - B a'_v); a'_v]. */
+ * U^T a' = A a'_w + B a'_v, so qdd = A^-1 (u - B a'_v) - a'_w and a = [A^-1 (u - B a'_v); a'_v];
+ * damped, G A = 1 - beta G gives qdd = G (u - B a'_v + beta a'_w) - a'_w. */
 static inline fb_mv accel_down(const fb_model* m, const fb_data* d, int i, fb_mv a1,
                                const double* u, double* qdd) {
     const int k0 = m->v_adr[i], n = m->jnv[i];
     if (ball_closed_form(m, d, i)) {
-        const fb_v3 t = fb_v3_sub(fb_v3_make(u[0], u[1], u[2]), fb_m3_mv(d->IA[i].B, a1.v));
+        const double beta = fb_aba_ball_beta(m, d, i);
+        fb_v3 t = fb_v3_sub(fb_v3_make(u[0], u[1], u[2]), fb_m3_mv(d->IA[i].B, a1.v));
+        if (beta > 0.0) {
+            t = fb_v3_add(t, fb_v3_scale(a1.w, beta));
+        }
         const fb_v3 w = fb_m3_mv(Dinv3(d, i), t);
         qdd[0] = w.x - a1.w.x;
         qdd[1] = w.y - a1.w.y;
@@ -155,7 +176,8 @@ fb_fv fb_aba_response_up(const fb_model* m, const fb_data* d, int i, fb_fv pA, d
     const int k0 = m->v_adr[i], n = m->jnv[i];
     fb_fv pa;
     if (ball_closed_form(m, d, i)) {
-        /* S^T pA is the top half of pA; U D^-1 du = [du; B^T A^-1 du] */
+        /* S^T pA is the top half of pA; U D^-1 du = [du; B^T A^-1 du] (damped: A G du =
+         * du - beta G du) */
         const fb_v3 uu = fb_v3_sub(fb_v3_make(du[0], du[1], du[2]), pA.n);
         const double* A = d->D_inv + 36 * i;
         const fb_v3 w = {A[0] * uu.x + A[1] * uu.y + A[2] * uu.z,
@@ -167,7 +189,11 @@ fb_fv fb_aba_response_up(const fb_model* m, const fb_data* d, int i, fb_fv pA, d
         y[0] = w.x;
         y[1] = w.y;
         y[2] = w.z;
-        const fb_v3 pn = fb_v3_add(pA.n, uu);
+        const double beta = fb_aba_ball_beta(m, d, i);
+        fb_v3 pn = fb_v3_add(pA.n, uu);
+        if (beta > 0.0) {
+            pn = fb_v3_sub(pn, fb_v3_scale(w, beta));
+        }
         const fb_v3 pf = fb_v3_add(pA.f, fb_m3_tr_mv(d->IA[i].B, w));
         if (pn.x == 0.0 && pn.y == 0.0 && pn.z == 0.0) {
             /* no test torque on the joint: the moment passed on is zero (exactly: pA.n + (0 -

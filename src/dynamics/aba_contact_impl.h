@@ -59,9 +59,16 @@ static inline fv3_rows contact_up(const fb_model* m, const fb_data* d, int i, fv
             lanes_store(du + k0, stride, k, uu.r[k]);
             lanes_store(y + k0, stride, k, w.r[k]);
         }
-        const fb_rm3 pn = fb_rm3_add(p.n, uu);
+        fb_rm3 pn = fb_rm3_add(p.n, uu);
+        const double beta = fb_aba_ball_beta(m, d, i);
+        if (beta > 0.0) {
+            /* damped: U G du = [du - beta G du; B^T G du] */
+            for (int k = 0; k < 3; k++) {
+                pn.r[k] = fb_r3_sub(pn.r[k], fb_r3_scale(w.r[k], beta));
+            }
+        }
         const fb_rm3 pf = fb_rm3_add(p.f, fb_rm3_tr_mul(fb_rm3_load(&d->IA[i].B), w));
-        bool moment = false; /* pA.n + (0 - pA.n) is zero unless pA.n is not finite */
+        bool moment = false; /* pA.n + (0 - pA.n) is zero unless pA.n is not finite (or damped) */
         for (int k = 0; k < 3; k++) {
             for (int c = 0; c < 3; c++) {
                 moment = moment || fb_r3_at(pn.r[k], c) != 0.0;

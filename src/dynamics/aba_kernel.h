@@ -11,15 +11,23 @@
 #include "featherbone/data.h"
 #include "dynamics/aba.h"
 
-/* Where in its 36 D_inv entries a ball joint (undamped, not at the root) keeps
- * K = C - B^T A^-1 B, the articulated inertia [0 0; 0 K] it hands to its parent (in its own
- * coordinates), after its 9 entries of A^-1; phase 2 uses it for I^a c. */
+/* Where in its 36 D_inv entries a ball joint (not at the root) keeps K = C - B^T G B, the
+ * linear block of the articulated inertia it hands to its parent (in its own coordinates),
+ * after its 9 entries of G = D^-1 = (A + beta 1)^-1; phase 2 uses it for I^a c. */
 #define FB_ABA_BALL_K 9
 
-/* Whether body i's joint uses the ball-joint closed forms (D = A, K after A^-1 in D_inv); with
- * implicit damping its D carries dt b on the diagonal and the generic forms apply. */
+/* Whether body i's joint uses the ball-joint closed forms (S = [1; 0], U = [A; B^T], D = A +
+ * beta 1, G and K in D_inv): every ball joint. */
 static inline bool fb_aba_ball_closed_form(const fb_model* m, const fb_data* d, int i) {
-    return m->jtype[i] == FB_JOINT_SPHERICAL && !(m->damping[i] > 0.0 && d->damping_dt > 0.0);
+    (void)d;
+    return m->jtype[i] == FB_JOINT_SPHERICAL;
+}
+
+/* A ball joint's implicit damping over the step, beta = dt b (0 undamped or explicit): its D is
+ * A + beta 1. With I - A G = I - G A = beta G, the articulated inertia handed to the parent is
+ * I^a = I^A - U G U^T = [beta (1 - beta G), beta G B; beta B^T G, K]: [0 0; 0 K] undamped. */
+static inline double fb_aba_ball_beta(const fb_model* m, const fb_data* d, int i) {
+    return (m->damping[i] > 0.0 && d->damping_dt > 0.0) ? d->damping_dt * m->damping[i] : 0.0;
 }
 
 /* Phase 1 on m, d: with `positions`, jcalc, X_up and X_0 first (else they are current); the

@@ -96,28 +96,43 @@ static bool joint_inertia(const fb_model* m, fb_data* d, int i) {
     const int k0 = m->v_adr[i];
     const fb_abi* IA = &d->IA[i];
     double* Dinv = d->D_inv + 36 * i;
-    const bool damped = m->damping[i] > 0.0 && d->damping_dt > 0.0;
     switch (m->jtype[i]) {
     case FB_JOINT_SPHERICAL: {
-        if (damped) {
-            break; /* D = A + dt b 1 */
-        }
         for (int c = 0; c < 3; c++) {
             d->U[k0 + c] = (fb_fv){fb_m3_col(IA->A, c), fb_m3_row(IA->B, c)};
         }
-        if (!fb_spd3_inverse(&IA->A.m[0][0], Dinv)) {
+        /* D = A + beta 1 (implicit damping, fb_aba_ball_beta), G = D^-1 */
+        const double beta = fb_aba_ball_beta(m, d, i);
+        fb_m3 D = IA->A;
+        for (int c = 0; c < 3; c++) {
+            D.m[c][c] += beta;
+        }
+        if (!fb_spd3_inverse(&D.m[0][0], Dinv)) {
             return false;
         }
         if (m->parent[i] != 0) {
-            /* K = C - B^T (A^-1 B) */
+            /* K = C - B^T (G B) */
             const fb_rm3 B = fb_rm3_load(&IA->B);
-            const fb_rm3 W = fb_rm3_mul(
-                (fb_rm3){{fb_r3_load(Dinv), fb_r3_load(Dinv + 3), fb_r3_load(Dinv + 6)}}, B);
+            const fb_rm3 G = {{fb_r3_load(Dinv), fb_r3_load(Dinv + 3), fb_r3_load(Dinv + 6)}};
+            const fb_rm3 W = fb_rm3_mul(G, B);
             const fb_rm3 K = fb_rm3_sub(fb_rm3_load(&IA->C), fb_rm3_tr_mul(B, W));
             fb_m3 Kout;
             fb_rm3_store(&Kout, K);
             memcpy(Dinv + FB_ABA_BALL_K, &Kout.m[0][0], sizeof Kout.m);
-            fb_rabi_acc(&d->IA[m->parent[i]], fb_rabi_xf_tr_lin(d->X_up[i], K));
+            if (beta == 0.0) {
+                fb_rabi_acc(&d->IA[m->parent[i]], fb_rabi_xf_tr_lin(d->X_up[i], K));
+            } else {
+                /* I^a = [beta (1 - beta G), beta G B; beta B^T G, K] */
+                fb_rabi Ia = {.B = W, .C = K};
+                for (int r = 0; r < 3; r++) {
+                    Ia.A.r[r] = fb_r3_scale(G.r[r], -beta * beta);
+                    Ia.B.r[r] = fb_r3_scale(W.r[r], beta);
+                }
+                Ia.A.r[0] = fb_r3_add(Ia.A.r[0], fb_r3_make(beta, 0.0, 0.0));
+                Ia.A.r[1] = fb_r3_add(Ia.A.r[1], fb_r3_make(0.0, beta, 0.0));
+                Ia.A.r[2] = fb_r3_add(Ia.A.r[2], fb_r3_make(0.0, 0.0, beta));
+                hand_on(m, d, i, Ia);
+            }
         }
         return true;
     }

@@ -13,10 +13,11 @@
  * hinges), the hinge angle the twist about the hinge's axis of the exported rotation, computed
  * here. Release: whole clips; AddressSanitizer (about 20x slower): the first 2 s of each clip
  * and fewer seeds, so the asan tree stays within the CI's budget.
- * The ragdoll: the same character dropped from standing with zero torques (no tracker); the
- * issue's targets (at rest within 3 s, nothing past its range) are printed against what it
- * does, which misses both today (docs/CONSTRAINTS.md, "The ragdoll"); asserted: the fall
- * gains no energy of its own beyond the integrator's. */
+ * The ragdoll: the same character dropped from standing with zero torques (no tracker), from
+ * the clip's first frame and five other standing frames: asserted, the first drop at rest
+ * within 3 s (the bundled rules' passive joint damping) and no drop gaining energy of its own
+ * beyond the integrator's; printed, the other frames' rest and every drop's furthest past a
+ * range, whose target (1 deg) is missed today (docs/CONSTRAINTS.md, "The ragdoll"). */
 #define _POSIX_C_SOURCE 200809L /* mkdtemp */
 #include <math.h>
 #include <stdbool.h>
@@ -456,23 +457,27 @@ static double past_range(const fb_model* m, int b, const double* q) {
 /* Ragdoll targets (issue 17): at rest within 3 s (kinetic energy below 1e-3 J), nothing past
  * its range (here: by more than the world's tolerances, 1 deg: a new overshoot of limit_tol
  * 0.25 deg before a substep is halved, within limit_margin 0.5 deg of a stop before its row
- * comes). Neither is met today (docs/CONSTRAINTS.md, "The ragdoll"): the test prints where
- * they stand and asserts what holds, that the fall gains no energy of its own beyond the
- * integrator's: total energy rises in single steps by at most RAGDOLL_GAIN of what it loses. */
+ * comes). The first is met from the clip's first frame, the second is not (docs/CONSTRAINTS.md,
+ * "The ragdoll"): the test asserts the first and that no fall gains energy of its own beyond
+ * the integrator's (total energy rises in single steps by at most RAGDOLL_GAIN of what it
+ * loses), and prints the rest. */
 #define RAGDOLL_RATE 240.0  /* Hz: simulate's (gains init's) */
 #define RAGDOLL_REST_TIME 3.0
 #define RAGDOLL_REST_KE 1e-3
 #define RAGDOLL_RANGE_TOL 1.0
 #define RAGDOLL_GAIN 0.05
 
-START_TEST(ragdoll_dropped_from_standing) {
+/* One drop from clip frame f0; prints its figures, asserts no energy gained beyond the
+ * integrator's, and returns the kinetic energy at RAGDOLL_REST_TIME and the furthest past a
+ * range (deg). */
+static void ragdoll_drop(int f0, double* ke_at_rest_time, double* past) {
     fb_clip* clip;
     fb_character* ch;
     ck_load_character(FB_DATA_DIR "/131_01.bvh", FB_DATA_DIR "/character_rules.json", &clip,
                       &ch);
     const fb_model* m = ch->model;
     fb_error err;
-    fb_motion* mo = fb_motion_from_clip(clip, ch, 0.0, 0, 1, &err);
+    fb_motion* mo = fb_motion_from_clip(clip, ch, 0.0, f0, f0 + 1, &err);
     ck_assert_msg(mo != NULL, "%s", err.msg);
     fb_world_opts wo = fb_default_world_opts();
     wo.dt = 1.0 / RAGDOLL_RATE;
@@ -525,20 +530,16 @@ START_TEST(ragdoll_dropped_from_standing) {
             }
         }
     }
-    printf("ragdoll (131_01's character, zero torques, %g Hz) dropped from standing: peak "
-           "kinetic energy %.1f J, %.3g J at %g s (target < %g J), %s; energy gained in the "
-           "steps that gained %.2f J against %.1f J lost; furthest past a range %.2f deg (%s at "
-           "%.3f s)\n",
-           RAGDOLL_RATE, ke_peak, ke_rest, RAGDOLL_REST_TIME, RAGDOLL_REST_KE,
+    printf("ragdoll (131_01's character, zero torques, %g Hz) dropped from standing at frame "
+           "%d: peak kinetic energy %.1f J, %.3g J at %g s (target < %g J), %s; energy gained "
+           "in the steps that gained %.2f J against %.1f J lost; furthest past a range %.2f deg "
+           "(%s at %.3f s)\n",
+           RAGDOLL_RATE, f0, ke_peak, ke_rest, RAGDOLL_REST_TIME, RAGDOLL_REST_KE,
            at_rest > 0 ? "at rest" : "not at rest by 4 s", gained, lost, worst,
            m->name[worst_body], worst_t);
     if (at_rest > 0) {
         printf("  below %g J from %.3f s on\n", RAGDOLL_REST_KE, at_rest / RAGDOLL_RATE);
     }
-    fflush(stdout);
-    printf("  targets: at rest by %g s %s; within %g deg of every range %s\n",
-           RAGDOLL_REST_TIME, ke_rest < RAGDOLL_REST_KE ? "met" : "NOT MET", RAGDOLL_RANGE_TOL,
-           worst <= RAGDOLL_RANGE_TOL ? "met" : "NOT MET");
     fflush(stdout);
     ck_assert_msg(gained <= RAGDOLL_GAIN * lost, "the fall gained %g J in single steps, lost %g J",
                   gained, lost);
@@ -546,8 +547,35 @@ START_TEST(ragdoll_dropped_from_standing) {
     fb_motion_destroy(mo);
     fb_character_destroy(ch);
     fb_clip_destroy(clip);
+    *ke_at_rest_time = ke_rest;
+    *past = worst;
+}
+
+/* The issue's drop (the clip's first frame) must be at rest by RAGDOLL_REST_TIME: the passive
+ * joint damping of the bundled rules (joint_damping) does it; undamped, 0.039 J at 3 s (red
+ * without it). The other standing frames 40, 80, ..., 200 are printed. */
+START_TEST(ragdoll_dropped_from_standing) {
+    double ke0 = 0.0, worst = 0.0;
+    int rest = 0;
+    for (int f0 = 0; f0 <= 200; f0 += 40) {
+        double ke, past;
+        ragdoll_drop(f0, &ke, &past);
+        rest += ke < RAGDOLL_REST_KE;
+        worst = fmax(worst, past);
+        if (f0 == 0) {
+            ke0 = ke;
+        }
+    }
+    printf("  targets: at rest by %g s %s (%d of the 6 frames); within %g deg of every range "
+           "%s (%.2f deg at most)\n",
+           RAGDOLL_REST_TIME, ke0 < RAGDOLL_REST_KE ? "met from frame 0" : "NOT MET", rest,
+           RAGDOLL_RANGE_TOL, worst <= RAGDOLL_RANGE_TOL ? "met" : "NOT MET", worst);
+    fflush(stdout);
+    ck_assert_msg(ke0 < RAGDOLL_REST_KE, "frame 0's drop: %g J at %g s", ke0, RAGDOLL_REST_TIME);
 }
 END_TEST
+
+
 
 static Suite* falls_suite(void) {
     Suite* s = suite_create("falls");

@@ -662,6 +662,15 @@ START_TEST(mass_models_and_targets) {
     o.mass = 70.0;
     fb_character* ch = fb_character_build(c, &o, &err);
     fb_ck_near(fb_model_mass(ch->model), 70.0, 1e-12, 0.0);
+    /* the bundled rules' passive damping on every joint with dofs but the floating root */
+    ck_assert_double_gt(rules.joint_damping, 0.0);
+    for (int i = 1; i < ch->model->nbody; i++) {
+        const fb_joint_type t = ch->model->jtype[i];
+        const double want = (t == FB_JOINT_FLOATING || t == FB_JOINT_FIXED) ? 0.0
+                                                                            : rules.joint_damping;
+        ck_assert_msg(ch->model->damping[i] == want, "%s: damping %g, expected %g",
+                      ch->model->name[i], ch->model->damping[i], want);
+    }
     fb_character_destroy(ch);
     /* anthropometric: needs a mass, and hits it */
     o.mass_model = FB_MASS_ANTHROPOMETRIC;
@@ -719,6 +728,8 @@ START_TEST(rules_files_are_checked) {
     static const rules_case CASES[] = {
         {"{\"desnity\": 1000}", "desnity: unknown key"},
         {"{\"density\": -1}", "density: expected a number"},
+        {"{\"joint_damping\": -0.3}", "joint_damping: expected a number from 0 to 100"},
+        {"{\"joint_damping\": \"0.3\"}", "joint_damping: expected a number"},
         {"{\"parts\": [{\"match\": \"arm\"}]}", "parts[0]: expected both"},
         {"{\"parts\": [{\"match\": \"arm\", \"radius\": 0.1, \"segment\": \"tail\"}]}",
          "parts[0].segment"},

@@ -185,6 +185,16 @@ static void print_info(const clip_args* a, const fb_clip* c, const fb_character*
            a->build.mass > 0.0 && a->build.mass_model == FB_MASS_DENSITY ? ", scaled to --mass"
                                                                          : "",
            ch->height);
+    /* passive damping: the rules give every joint but the root the same */
+    double damping = 0.0;
+    for (int b = 1; b < m->nbody; b++) {
+        damping = fmax(damping, m->damping[b]);
+    }
+    if (damping > 0.0) {
+        printf("damping    %.3g N m s/rad on every joint but the root (passive: the rules' "
+               "joint_damping)\n",
+               damping);
+    }
     /* the bone column only where position channels give bones */
     bool any_bone = false;
     for (int i = 0; i < c->njoint; i++) {

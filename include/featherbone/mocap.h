@@ -220,6 +220,7 @@ typedef struct fb_rule_range {
 typedef struct fb_rules {
     double density;       /* kg/m^3 */
     double default_radius; /* m, for joints no part pattern matches */
+    double joint_damping; /* N m s/rad, passive damping of every joint but the root (0: none) */
     int npart;
     fb_rule_part part[FB_RULES_MAX];
     int nhinge;

@@ -251,7 +251,9 @@ static bool stable_pd(fb_tracker* tr, double h) {
             const double K = tr->K[i], D = tr->D[i];
             rhs = tr->psi[i] - tr->bias[i] + K * (tr->e[i] + h * tr->ed[i] + h * h * tr->ad[i]) +
                   D * (tr->ed[i] + h * tr->ad[i]);
-            A[(size_t)(i - u0) * (size_t)n + (size_t)(i - u0)] += h * D + h * h * K;
+            /* the joint's passive damping, implicit in the world's step (M + h B) */
+            A[(size_t)(i - u0) * (size_t)n + (size_t)(i - u0)] +=
+                h * (D + m->damping[m->dof_body[i]]) + h * h * K;
         }
         for (int j = 0; j < u0; j++) {
             rhs -= Mi[j] * tr->qdd[j];
@@ -538,6 +540,11 @@ static fb_status hook(void* user, fb_world* w, fb_hook_phase phase, double t, do
     if (phase == FB_HOOK_FORCES) {
         tr->t = t - tr->t0;
         fb_ref_at(tr->m, tr->ctl, tr->t, tr->qd, tr->vd, tr->ad, tr->psi, tr->tmp);
+        for (int j = 0; j < tr->m->nv; j++) {
+            /* the world's passive damping is implicit over the substep, -b (qd + h qdd): the
+             * feedforward pays its h b qdd share too (inverse dynamics gave b qd) */
+            tr->psi[j] += h * tr->m->damping[tr->m->dof_body[j]] * tr->ad[j];
+        }
         tracking_error(tr);
         check_fall(tr, tr->qd, tr->t);
         memset(tr->tau, 0, (size_t)tr->m->nv * sizeof(double));

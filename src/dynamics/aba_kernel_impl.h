@@ -123,7 +123,7 @@ static bool joint_inertia(const fb_model* m, fb_data* d, int i) {
                 fb_rabi_acc(&d->IA[m->parent[i]], fb_rabi_xf_tr_lin(d->X_up[i], K));
             } else {
                 /* I^a = [beta (1 - beta G), beta G B; beta B^T G, K] */
-                fb_rabi Ia = {.B = W, .C = K};
+                fb_rabi Ia = {.C = K};
                 for (int r = 0; r < 3; r++) {
                     Ia.A.r[r] = fb_r3_scale(G.r[r], -beta * beta);
                     Ia.B.r[r] = fb_r3_scale(W.r[r], beta);

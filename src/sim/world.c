@@ -686,12 +686,12 @@ static bool impacts(fb_world* w, double h) {
     fb_csys_row_velocity(cs, w->vrow);
     bool any = false;
     for (int r = 0; r < cs->nrow; r++) {
-        /* a row still apart by a gap (depth < 0, within the margin) is hit only if it would
-         * close the gap within the substep: slower, it closes it by itself */
-        const double gap = isnan(w->depth[r]) ? 0.0 : fmax(0.0, -w->depth[r]);
         if (stops_in_solve(w, &cs->row[r])) {
             continue; /* stopped in the force solve, with the driving rows (substep) */
         }
+        /* a row still apart by a gap (depth < 0, within the margin) is hit only if it would
+         * close the gap within the substep: slower, it closes it by itself */
+        const double gap = isnan(w->depth[r]) ? 0.0 : fmax(0.0, -w->depth[r]);
         any = any || (!isnan(w->depth[r]) && w->vrow[r] < -w->o.impact_speed - gap / h);
     }
     if (!any) {

@@ -144,6 +144,30 @@ START_TEST(info_describes_a_clip) {
 }
 END_TEST
 
+/* The bundled walk: info names the rules' passive damping; a run with random hits prints each
+ * hit's shares in whole percent, never "-0%" (seed 4's first hit: the ground's share is
+ * -0.3 %, printed "-0%" before it was rounded to a whole percent first). */
+START_TEST(bundled_walk_info_and_hit_shares_read_well) {
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "info '%s/131_01.bvh'", FB_DATA_DIR);
+    ck_assert_int_eq(run(cmd, buf, sizeof buf), 0);
+    ck_assert_msg(strstr(buf, "damping    0.3 N m s/rad on every joint but the root"), "%s", buf);
+    char dir[64], out[256];
+    ck_tmpdir(dir, sizeof dir, "shares");
+    snprintf(out, sizeof out, "%s/h.bvh", dir);
+    snprintf(cmd, sizeof cmd, "simulate '%s/131_01.bvh' -o '%s' --random-hits 3 --seed 4",
+             FB_DATA_DIR, out);
+    ck_assert_int_eq(run(cmd, buf, sizeof buf), 0);
+    int shares = 0;
+    for (const char* p = buf; (p = strstr(p, "the root absorbed ")) != NULL; p++) {
+        shares++;
+    }
+    ck_assert_msg(shares == 3, "%d hit share lines in:\n%s", shares, buf);
+    ck_assert_msg(strstr(buf, "-0%") == NULL, "a share printed as -0%%:\n%s", buf);
+    ck_remove_dir(dir);
+}
+END_TEST
+
 /* A knee the clip bends 10 deg backward (frame 2): info prints its range with the widened
  * extension stop, and the warning says which joint, bound, how much and where; the lossless
  * character has no ranges. */
@@ -394,6 +418,7 @@ static Suite* cli_suite(void) {
     tcase_add_test(tc, bench_prints_a_table);
     tcase_add_test(tc, bench_sleep_prints_both_runs);
     tcase_add_test(tc, info_describes_a_clip);
+    tcase_add_test(tc, bundled_walk_info_and_hit_shares_read_well);
     tcase_add_test(tc, info_prints_ranges_and_what_the_clip_widened);
     tcase_add_test(tc, bench_peers_runs_or_says_why_not);
     tcase_add_test(tc, export_model_writes_mjcf);

@@ -272,9 +272,11 @@ static void print_summary(const fb_sim* s, const fb_model* m, const fb_gains* g,
         const double root = sim_hit_share(neg3(r->root_impulse), r->impulse);
         const double ground = sim_hit_share(neg3(r->ground_impulse), r->impulse);
         if (isfinite(root) && isfinite(ground)) {
+            /* whole percent, a rounded -0.3 % printed as 0 % (+ 0.0 turns -0 into 0) */
             fprintf(log, "%s: hit %d: the ball touched %s; of its impulse the root absorbed "
                     "%.0f%% and the ground %.0f%% in the %.2f s after\n",
-                    tag, k + 1, where, 100.0 * root, 100.0 * ground, r->absorb_window);
+                    tag, k + 1, where, round(100.0 * root) + 0.0, round(100.0 * ground) + 0.0,
+                    r->absorb_window);
         } else {
             fprintf(log, "%s: hit %d: the ball touched %s\n", tag, k + 1, where);
         }

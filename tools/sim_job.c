@@ -115,10 +115,11 @@ static bool random_window(double dur, int n, double* t_lo, double* t_hi) {
     return fb_hits_random_max(*t_lo, *t_hi) >= n;
 }
 
-/* The gains: the file, or those of `gains init` for this clip at the job's rate; then the
- * job's overrides. */
+/* The gains: the file, or those of `gains init` for this clip at the job's rate, from the
+ * reference fitted for them (kept in *ref: the simulation's own, fitted once); then the job's
+ * overrides. */
 static int job_gains(const sim_job* j, const fb_clip* clip, const fb_character* ch, fb_gains* g,
-                     FILE* log, const char* tag) {
+                     fb_ref** ref_out, FILE* log, const char* tag) {
     fb_error err;
     if (j->gains) {
         if (fb_gains_load(j->gains, g, &err) != FB_OK) {
@@ -132,7 +133,7 @@ static int job_gains(const sim_job* j, const fb_clip* clip, const fb_character* 
         fb_ref* ref = fb_ref_from_clip(clip, ch, j->rate > 0.0 ? j->rate : 240.0, j->first,
                                        j->last, NULL, &err);
         const fb_status s = ref ? fb_gains_init(ch->model, ref, g, &err) : err.code;
-        fb_ref_destroy(ref);
+        *ref_out = ref; /* the simulation's reference too: same clip, frames, rate and fit */
         if (s != FB_OK) {
             fprintf(log, "%s: %s\n", tag, err.msg);
             return exit_code_for(s);
@@ -294,13 +295,14 @@ int sim_job_run(const sim_job* j, FILE* log, const char* tag) {
     fb_gains* g = malloc(sizeof *g);
     fb_hit* hits = calloc(FB_SIM_MAX_BALLS, sizeof(fb_hit));
     fb_sim* s = NULL;
+    fb_ref* ref = NULL;
     fb_error err;
     if (!g || !hits) {
         fprintf(log, "%s: out of memory\n", tag);
         rc = EXIT_FAIL;
         goto done;
     }
-    rc = job_gains(&job, clip, ch, g, log, tag);
+    rc = job_gains(&job, clip, ch, g, &ref, log, tag);
     if (rc != EXIT_OK) {
         goto done;
     }
@@ -337,6 +339,7 @@ int sim_job_run(const sim_job* j, FILE* log, const char* tag) {
     so.last = job.last;
     so.self_collision = job.self_collision;
     so.export_placed = job.keep_placement;
+    so.ref = ref; /* NULL with a gains file: the simulation fits its own at the file's rate */
     s = fb_sim_create(clip, ch, g, hits, nhit, &so, &err);
     if (!s) {
         fprintf(log, "%s: %s\n", tag, err.msg);
@@ -367,6 +370,7 @@ int sim_job_run(const sim_job* j, FILE* log, const char* tag) {
     rc = write_outputs(&job, s, ch, g, log, tag);
 done:
     fb_sim_destroy(s);
+    fb_ref_destroy(ref);
     free(hits);
     free(g);
     fb_character_destroy(ch);

@@ -54,10 +54,6 @@ void fb_aba_phase1_velocities(const fb_model* m, fb_data* d) {
     d->stage = FB_STAGE_POS | FB_STAGE_VEL | FB_STAGE_ABA1;
 }
 
-static inline bool ball_closed_form(const fb_model* m, const fb_data* d, int i) {
-    return fb_aba_ball_closed_form(m, d, i);
-}
-
 /* U D^-1 x for body i, where x has n_i entries. */
 static fb_fv U_Dinv_mul(const fb_model* m, const fb_data* d, int i, const double* x) {
     const int k0 = m->v_adr[i], n = m->jnv[i];
@@ -91,7 +87,7 @@ static fb_m3 Dinv3(const fb_data* d, int i) {
 static inline fb_fv bias_up(const fb_model* m, const fb_data* d, int i, fb_fv pA, const double* u,
                             const fb_mv* c) {
     const int n = m->jnv[i];
-    if (ball_closed_form(m, d, i)) {
+    if (m->jtype[i] == FB_JOINT_SPHERICAL) {
         const double beta = fb_aba_ball_beta(m, d, i);
         const fb_v3 uu = {u[0], u[1], u[2]};
         const fb_m3 G = Dinv3(d, i);
@@ -130,7 +126,7 @@ static inline fb_fv bias_up(const fb_model* m, const fb_data* d, int i, fb_fv pA
 static inline fb_mv accel_down(const fb_model* m, const fb_data* d, int i, fb_mv a1,
                                const double* u, double* qdd) {
     const int k0 = m->v_adr[i], n = m->jnv[i];
-    if (ball_closed_form(m, d, i)) {
+    if (m->jtype[i] == FB_JOINT_SPHERICAL) {
         const double beta = fb_aba_ball_beta(m, d, i);
         fb_v3 t = fb_v3_sub(fb_v3_make(u[0], u[1], u[2]), fb_m3_mv(d->IA[i].B, a1.v));
         if (beta > 0.0) {
@@ -175,7 +171,7 @@ fb_fv fb_aba_response_up(const fb_model* m, const fb_data* d, int i, fb_fv pA, d
                          double* y) {
     const int k0 = m->v_adr[i], n = m->jnv[i];
     fb_fv pa;
-    if (ball_closed_form(m, d, i)) {
+    if (m->jtype[i] == FB_JOINT_SPHERICAL) {
         /* S^T pA is the top half of pA; U D^-1 du = [du; B^T A^-1 du] (damped: A G du =
          * du - beta G du) */
         const fb_v3 uu = fb_v3_sub(fb_v3_make(du[0], du[1], du[2]), pA.n);

@@ -46,7 +46,7 @@ static inline fv3_rows contact_up(const fb_model* m, const fb_data* d, int i, fv
     const int k0 = m->v_adr[i], n = m->jnv[i];
     const fb_r3 zero = fb_r3_make(0.0, 0.0, 0.0);
     fv3_rows pa;
-    if (fb_aba_ball_closed_form(m, d, i)) {
+    if (m->jtype[i] == FB_JOINT_SPHERICAL) {
         /* uu = du - pA.n, w = A^-1 uu; p^a = [pA.n + uu; pA.f + B^T w] */
         const double* Ai = d->D_inv + 36 * i;
         const fb_rm3 A = {{fb_r3_load(Ai), fb_r3_load(Ai + 3), fb_r3_load(Ai + 6)}};

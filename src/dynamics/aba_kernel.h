@@ -16,14 +16,8 @@
  * after its 9 entries of G = D^-1 = (A + beta 1)^-1; phase 2 uses it for I^a c. */
 #define FB_ABA_BALL_K 9
 
-/* Whether body i's joint uses the ball-joint closed forms (S = [1; 0], U = [A; B^T], D = A +
- * beta 1, G and K in D_inv): every ball joint. */
-static inline bool fb_aba_ball_closed_form(const fb_model* m, const fb_data* d, int i) {
-    (void)d;
-    return m->jtype[i] == FB_JOINT_SPHERICAL;
-}
-
-/* A ball joint's implicit damping over the step, beta = dt b (0 undamped or explicit): its D is
+/* Every ball joint takes the closed forms (S = [1; 0], U = [A; B^T], D = A + beta 1, G and K in
+ * D_inv). Its implicit damping over the step, beta = dt b (0 undamped or explicit): its D is
  * A + beta 1. With I - A G = I - G A = beta G, the articulated inertia handed to the parent is
  * I^a = I^A - U G U^T = [beta (1 - beta G), beta G B; beta B^T G, K]: [0 0; 0 K] undamped. */
 static inline double fb_aba_ball_beta(const fb_model* m, const fb_data* d, int i) {

@@ -19,7 +19,7 @@ static inline void hand_on(const fb_model* m, fb_data* d, int i, fb_rabi Ia) {
     fb_rabi_acc(&d->IA[m->parent[i]], fb_rabi_xf_tr(d->X_up[i], Ia));
 }
 
-/* The generic case of joint_inertia (any n, and the damped joints): U = I^A S, D = S^T U (plus
+/* The generic case of joint_inertia (prismatic joints, and fixed ones): U = I^A S, D = S^T U (plus
  * dt b on the diagonal: implicit damping, the joint's torque -b (qd + dt qdd)), and the
  * articulated inertia handed to the parent, I^a = I^A - U D^-1 U^T [RBDA T7.1], formed as
  * I^A - sum_c W_c U_c^T with W = U D^-1. */

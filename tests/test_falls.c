@@ -14,10 +14,10 @@
  * here. Release: whole clips; AddressSanitizer (about 20x slower): the first 2 s of each clip
  * and fewer seeds, so the asan tree stays within the CI's budget.
  * The ragdoll: the same character dropped from standing with zero torques (no tracker), from
- * the clip's first frame and five other standing frames: asserted, the first drop at rest
- * within 3 s (the bundled rules' passive joint damping) and no drop gaining energy of its own
- * beyond the integrator's; printed, the other frames' rest and every drop's furthest past a
- * range, whose target (1 deg) is missed today (docs/CONSTRAINTS.md, "The ragdoll"). */
+ * 21 standing frames of the clip (0, 10, ..., 200): asserted, no drop past any range by more
+ * than 1 deg (the world's limit projection) nor gaining energy of its own beyond the
+ * integrator's, and three in four at rest within 3 s (the bundled rules' passive joint
+ * damping); the others creep (docs/CONSTRAINTS.md, "The ragdoll"). */
 #define _POSIX_C_SOURCE 200809L /* mkdtemp */
 #include <math.h>
 #include <stdbool.h>
@@ -455,17 +455,21 @@ static double past_range(const fb_model* m, int b, const double* q) {
 }
 
 /* Ragdoll targets (issue 17): at rest within 3 s (kinetic energy below 1e-3 J), nothing past
- * its range (here: by more than the world's tolerances, 1 deg: a new overshoot of limit_tol
- * 0.25 deg before a substep is halved, within limit_margin 0.5 deg of a stop before its row
- * comes). The first is met from the clip's first frame, the second is not (docs/CONSTRAINTS.md,
- * "The ragdoll"): the test asserts the first and that no fall gains energy of its own beyond
- * the integrator's (total energy rises in single steps by at most RAGDOLL_GAIN of what it
- * loses), and prints the rest. */
+ * its range (here: by more than 1 deg; the world projects a joint back once it is limit_tol,
+ * 0.25 deg, past). The test asserts the second for every drop, that no fall gains energy of
+ * its own beyond the integrator's (total energy rises in single steps by at most RAGDOLL_GAIN
+ * of what it loses), and the first for RAGDOLL_REST_SHARE of the drops: the others land where
+ * gravity still turns a joint against its damping alone (a capsule head rolls, the neck
+ * twisting under it) and creep, at rest a second or two later (docs/CONSTRAINTS.md, "The
+ * ragdoll"). */
 #define RAGDOLL_RATE 240.0  /* Hz: simulate's (gains init's) */
 #define RAGDOLL_REST_TIME 3.0
 #define RAGDOLL_REST_KE 1e-3
 #define RAGDOLL_RANGE_TOL 1.0
 #define RAGDOLL_GAIN 0.05
+#define RAGDOLL_REST_SHARE 0.75
+#define RAGDOLL_FRAME_STEP 10
+#define RAGDOLL_FRAME_LAST 200
 
 /* One drop from clip frame f0; prints its figures, asserts no energy gained beyond the
  * integrator's, and returns the kinetic energy at RAGDOLL_REST_TIME and the furthest past a
@@ -551,31 +555,33 @@ static void ragdoll_drop(int f0, double* ke_at_rest_time, double* past) {
     *past = worst;
 }
 
-/* The issue's drop (the clip's first frame) must be at rest by RAGDOLL_REST_TIME: the passive
- * joint damping of the bundled rules (joint_damping) does it; undamped, 0.039 J at 3 s (red
- * without it). The other standing frames 40, 80, ..., 200 are printed. */
+/* The drops from the clip's standing frames 0, 10, ..., 200: every one within
+ * RAGDOLL_RANGE_TOL of its ranges (6.9 deg past without the world's limit projection: red),
+ * and RAGDOLL_REST_SHARE of them at rest by RAGDOLL_REST_TIME. */
 START_TEST(ragdoll_dropped_from_standing) {
-    double ke0 = 0.0, worst = 0.0;
-    int rest = 0;
-    for (int f0 = 0; f0 <= 200; f0 += 40) {
+    double worst = 0.0;
+    int rest = 0, drops = 0, worst_frame = 0;
+    for (int f0 = 0; f0 <= RAGDOLL_FRAME_LAST; f0 += RAGDOLL_FRAME_STEP) {
         double ke, past;
         ragdoll_drop(f0, &ke, &past);
         rest += ke < RAGDOLL_REST_KE;
-        worst = fmax(worst, past);
-        if (f0 == 0) {
-            ke0 = ke;
+        drops++;
+        if (past > worst) {
+            worst = past;
+            worst_frame = f0;
         }
     }
-    printf("  targets: at rest by %g s %s (%d of the 6 frames); within %g deg of every range "
-           "%s (%.2f deg at most)\n",
-           RAGDOLL_REST_TIME, ke0 < RAGDOLL_REST_KE ? "met from frame 0" : "NOT MET", rest,
-           RAGDOLL_RANGE_TOL, worst <= RAGDOLL_RANGE_TOL ? "met" : "NOT MET", worst);
+    printf("  targets: at rest by %g s %s (%d of the %d drops); within %g deg of every range %s "
+           "(%.2f deg at most, frame %d's drop)\n",
+           RAGDOLL_REST_TIME, rest == drops ? "met" : "NOT MET", rest, drops, RAGDOLL_RANGE_TOL,
+           worst <= RAGDOLL_RANGE_TOL ? "met" : "NOT MET", worst, worst_frame);
     fflush(stdout);
-    ck_assert_msg(ke0 < RAGDOLL_REST_KE, "frame 0's drop: %g J at %g s", ke0, RAGDOLL_REST_TIME);
+    ck_assert_msg(worst <= RAGDOLL_RANGE_TOL, "frame %d's drop: %g deg past a range", worst_frame,
+                  worst);
+    ck_assert_msg(rest >= RAGDOLL_REST_SHARE * drops, "%d of %d drops at rest by %g s", rest,
+                  drops, RAGDOLL_REST_TIME);
 }
 END_TEST
-
-
 
 static Suite* falls_suite(void) {
     Suite* s = suite_create("falls");

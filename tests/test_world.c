@@ -34,6 +34,8 @@
 #define G 9.81
 #define DEG (FB_PI / 180.0)
 
+
+
 static fb_model* box_model(fb_v3 size) {
     return ck_free_body(ck_shape_box(size), 500.0);
 }
@@ -316,6 +318,108 @@ START_TEST(ball_joint_chain_stays_within_cone_and_twist) {
     ck_assert_msg(at_limit > 100, "the chain hardly reached its limits (%ld steps)", at_limit);
     ck_assert_msg(worst < 0.5 * DEG, "overshoot %g deg", worst / DEG);
     fb_model_destroy(m);
+}
+END_TEST
+
+/* A free-floating chain of three 40 cm capsules in zero gravity (floating root, a hinge with
+ * stops at +-30 deg, a ball joint with a 35 deg cone and +-20 deg of twist about its x axis). */
+static fb_model* limited_free_chain(void) {
+    fb_error err;
+    fb_model* m = ck_model(fb_model_create(3, NULL, &err), &err);
+    for (int k = 0; k < 3; k++) {
+        fb_body_def def = fb_default_body_def();
+        def.name = k == 0 ? "root" : (k == 1 ? "hinge" : "ball");
+        def.parent = k;
+        def.joint = k == 0 ? FB_JOINT_FLOATING : (k == 1 ? FB_JOINT_REVOLUTE : FB_JOINT_SPHERICAL);
+        def.axis = fb_v3_make(0, 0, 1);
+        def.X_tree = fb_xf_xlt(fb_v3_make(k == 0 ? 0.0 : 0.4, 0, 0));
+        def.inertia = fb_rbi_capsule(1000.0, 0.05, fb_v3_zero(), fb_v3_make(0.4, 0, 0));
+        if (k == 1) {
+            def.limit = (fb_joint_limit){.on = true, .lo = -30 * DEG, .hi = 30 * DEG};
+        } else if (k == 2) {
+            def.limit = (fb_joint_limit){.on = true,
+                                         .lo = -20 * DEG,
+                                         .hi = 20 * DEG,
+                                         .swing = 35 * DEG,
+                                         .twist_axis = {1, 0, 0}};
+        }
+        ck_assert_msg(fb_model_add_body(m, &def, NULL, &err) == FB_OK, "%s", err.msg);
+    }
+    ck_assert_int_eq(fb_model_set_gravity(m, fb_v3_zero(), &err), FB_OK);
+    ck_assert_msg(fb_model_finalize(m, &err) == FB_OK, "%s", err.msg);
+    return m;
+}
+
+/* The centre of mass, summed here over the bodies' own centres. */
+static fb_v3 centre_of_mass(const fb_model* m, fb_data* d) {
+    fb_kinematics_pos(m, d);
+    fb_v3 s = fb_v3_zero();
+    double mass = 0.0;
+    for (int b = 1; b < m->nbody; b++) {
+        const fb_rbi* I = &m->I[b];
+        s = fb_v3_add(s, fb_v3_scale(fb_point_pos(m, d, b, fb_v3_scale(I->h, 1.0 / I->m)), I->m));
+        mass += I->m;
+    }
+    return fb_v3_scale(s, 1.0 / mass);
+}
+
+/* The chain at rest with its hinge `past` deg past its stop and its ball joint's x axis swung
+ * `past` deg past its cone (about z); one step. Returns the hinge angle and the swing (the
+ * angle between x and where the joint takes it, computed here), deg, and how far the centre
+ * of mass moved. */
+static void step_past_limits(bool projection, double past, double* hinge, double* swing,
+                             double* com_moved, long* projections) {
+    fb_model* m = limited_free_chain();
+    fb_world_opts o = fb_default_world_opts();
+    o.ground = false;
+    o.limit_projection = projection;
+    fb_world* w = ck_world(1, (const fb_model* const*)&m, &o);
+    fb_data* d = fb_world_data(w, 0);
+    d->q[m->q_adr[2]] = (30 + past) * DEG;
+    fb_quat_store(d->q + m->q_adr[3],
+                  fb_quat_from_axis_angle(fb_v3_make(0, 0, 1), (35 + past) * DEG));
+    const fb_v3 c0 = centre_of_mass(m, d);
+    ck_step(w);
+    *hinge = d->q[m->q_adr[2]] / DEG;
+    const fb_v3 x = fb_v3_make(1, 0, 0);
+    const fb_v3 bx = fb_quat_rotate(fb_quat_load(d->q + m->q_adr[3]), x);
+    *swing = acos(fmin(1.0, fb_v3_dot(x, bx))) / DEG;
+    *com_moved = fb_v3_norm(fb_v3_sub(centre_of_mass(m, d), c0));
+    *projections = fb_world_get_stats(w)->projections;
+    fb_world_destroy(w);
+    fb_model_destroy(m);
+}
+
+/* Post-stabilisation (limit_projection, Cline's thesis §3.4): a step that leaves joints past
+ * their ranges is followed by a projection of the positions back within them. Off, one step
+ * takes the joints 6 deg past back by what Baumgarte's capped spring gives (max_limit_speed h,
+ * 0.12 deg); on, to within limit_tol (0.25 deg). The projection's step is M-weighted: nothing
+ * pushes the free chain from outside, so its centre of mass does not move to first order,
+ * only by the linearisation's second order: halving the overshoot quarters what it moves (a
+ * root held and the joints clamped would move it in proportion, by centimetres). */
+START_TEST(projection_brings_joints_back_within_their_ranges) {
+    double hinge, swing, moved[2];
+    long n;
+    step_past_limits(false, 6.0, &hinge, &swing, &moved[0], &n);
+    printf("limits 6 deg past, no projection: after one step the hinge at %.3f deg (stop 30), "
+           "the swing %.3f deg (cone 35), centre of mass moved %.3g m\n",
+           hinge, swing, moved[0]);
+    ck_assert_msg(hinge > 35.8 && swing > 40.8 && n == 0, "%g %g %ld", hinge, swing, n);
+    for (int k = 0; k < 2; k++) {
+        const double past = k == 0 ? 6.0 : 3.0;
+        step_past_limits(true, past, &hinge, &swing, &moved[k], &n);
+        printf("limits %g deg past, projection: after one step the hinge at %.3f deg, the "
+               "swing %.3f deg, centre of mass moved %.3g m, %ld projections\n",
+               past, hinge, swing, moved[k], n);
+        ck_assert_msg(n >= 1, "no projection");
+        ck_assert_msg(hinge <= 30.25 && hinge > 29.0, "hinge at %g deg", hinge);
+        ck_assert_msg(swing <= 35.25 && swing > 34.0, "swing %g deg", swing);
+    }
+    const double ratio = moved[0] / moved[1];
+    printf("  centre of mass: moved %.3g times as far at twice the overshoot (2: first order, "
+           "4: second)\n",
+           ratio);
+    ck_assert_msg(ratio > 3.5 && ratio < 4.5, "%g", ratio);
 }
 END_TEST
 
@@ -1660,6 +1764,7 @@ static Suite* world_suite(void) {
     tcase_add_test(tc, hinge_stops_at_both_ends);
     tcase_add_test(tc, driven_joint_stops_with_the_hook_rows);
     tcase_add_test(tc, ball_joint_chain_stays_within_cone_and_twist);
+    tcase_add_test(tc, projection_brings_joints_back_within_their_ranges);
     tcase_add_test(tc, impact_conserves_momentum_and_energy);
     tcase_add_test(tc, stepping_through_a_hit_conserves_momentum);
     tcase_add_test(tc, a_step_reports_the_impulses_it_applied);

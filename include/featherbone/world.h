@@ -10,8 +10,11 @@
  * at the velocity level where a row approaches (restitution e, friction impulses); the force
  * LCP with Baumgarte targets; semi-implicit Euler (qd += h qdd, then q moves with the new qd).
  * A substep that makes a new contact deeper than pen_tol (or a new limit overshoot beyond
- * limit_tol) is undone and retried at half the length. Everything is allocated by
- * fb_world_create: stepping allocates nothing.
+ * limit_tol) is undone and retried at half the length. A substep that leaves a joint of an
+ * articulation not driven (fb_world_set_driven) past its range by more than limit_tol is
+ * followed by a projection of the positions back within it (limit_projection: Cline's
+ * post-stabilisation, the smallest step in the inertia's measure that keeps contacts from going
+ * deeper). Everything is allocated by fb_world_create: stepping allocates nothing.
  *
  * Sleeping (as in [Box2D], [Bullet], [PhysX]: docs/REFERENCES.md): an articulation
  * allowed to (fb_world_set_sleep; none is by default) that stays still (every |qd| below
@@ -59,6 +62,10 @@ typedef struct fb_world_opts {
     double sleep_speed;        /* rad/s or m/s: an articulation is still while every dof's |qd|
                                   is below this; default 0.01 */
     double sleep_time;         /* s it must stay still to fall asleep; default 0.5 */
+    bool limit_projection;     /* a substep that leaves a joint past its range by more than
+                                  limit_tol is followed by a projection of the positions back
+                                  within it (Cline's post-stabilisation; articulations not
+                                  driven); default true */
 } fb_world_opts;
 
 FB_API fb_world_opts fb_default_world_opts(void);
@@ -77,6 +84,8 @@ typedef struct fb_world_stats {
     long aba_calls;             /* ABA runs: phases 1 and 2 of one articulation in a substep
                                    (an impact's redo of the velocity terms not counted) */
     long wakeups;               /* sleeping articulations woken */
+    long projections;           /* limit projections (limit_projection), and those skipped */
+    long projections_skipped;   /* (more than 64 contacts on the articulations to project) */
     double t_dynamics, t_collision, t_build, t_solve, t_total; /* s of wall time */
 } fb_world_stats;
 

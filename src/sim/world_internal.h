@@ -26,6 +26,9 @@ struct fb_world {
     double* q_pos[FB_CSYS_MAX_ART]; /* (nq) the q at which the world last made X_up, X_0 ... */
     bool pos_known[FB_CSYS_MAX_ART]; /* ... if it did */
     fb_csys* cs;
+    fb_csys* post;                    /* the projection's rows (world_limits.c) */
+    double* qd_post[FB_CSYS_MAX_ART]; /* (nv) qd and qdd kept across the projection */
+    double* qdd_post[FB_CSYS_MAX_ART];
     fb_contact* con; /* touching contacts at the current state */
     int ncon;
     fb_contact* con_next; /* at the end of a substep, before it is accepted */
@@ -91,5 +94,38 @@ void fb_sleep_wake_touching(fb_world* w);
 /* At the end of a step: the still time of each articulation that may sleep, and those still
  * for sleep_time, with everything awake they touch, fall asleep (qd = qdd = 0). */
 void fb_sleep_settle(fb_world* w);
+
+/* ---- joint limits (world_limits.c) ---- */
+
+/* At most three limit constraints per joint: a spherical joint's swing and both twist stops,
+ * or a hinge's two stops. */
+#define FB_LIMIT_KINDS 3
+
+typedef struct fb_limit_c {
+    fb_v3 n;      /* row weights over the joint's dofs (pushing back into the range) */
+    double depth; /* overshoot (> 0 outside the range) */
+} fb_limit_c;
+
+typedef fb_status (*fb_limit_fn)(fb_world* w, int art, int body, int kind, const fb_limit_c* c,
+                                 void* ctx, fb_error* err);
+
+/* Calls fn for every limit constraint of every limited joint of every articulation awake, at
+ * the current positions. */
+fb_status fb_world_for_each_limit(fb_world* w, fb_limit_fn fn, void* ctx, fb_error* err);
+
+/* A limit_fn: ctx is double[3], overshoot[0] the largest of a limit without a row in the last
+ * substep, [1] the largest of all, [2] the largest of an articulation not driven. */
+fb_status fb_world_note_overshoot(fb_world* w, int art, int body, int kind, const fb_limit_c* c,
+                                  void* ctx, fb_error* err);
+
+/* A limit_fn: the substep's row (in w->cs) of a limit within limit_margin of its stop. */
+fb_status fb_world_add_limit_row(fb_world* w, int art, int body, int kind, const fb_limit_c* c,
+                                 void* ctx, fb_error* err);
+
+/* Moves the positions of every articulation awake and not driven back within its limits, by
+ * the smallest step in the inertia's measure that keeps its contacts from going deeper
+ * (Cline's post-stabilisation); velocities unchanged. w->con must be the contacts at the
+ * current positions; the caller makes them anew after. */
+fb_status fb_world_post_stabilize(fb_world* w, fb_error* err);
 
 #endif /* FB_SIM_WORLD_INTERNAL_H */

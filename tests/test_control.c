@@ -908,7 +908,8 @@ static double settle_error(double kp, double kd, double ts, double* after_max) {
 
 /* What a tracker reports before its first substep is defined: no torque has acted (zero), and
  * after a step the torques are finite. Frame 0 of the simulation reports read them: they were
- * uninitialised heap (valgrind; the asan build cannot see it). */
+ * uninitialised heap (valgrind; the asan build cannot see it). Destroyed, it leaves the world
+ * without its hook and the character not driven (the world's hook pointed at freed memory). */
 START_TEST(a_new_tracker_reports_zero_torques) {
     fb_model* m = synthetic_model();
     const fb_fit_opts o = fb_default_fit_opts();
@@ -938,7 +939,12 @@ START_TEST(a_new_tracker_reports_zero_torques) {
         for (int j = 0; j < m->nv; j++) {
             ck_assert(isfinite(fb_tracker_torques(tr)[j]));
         }
+        ck_assert(fb_world_hook_user(w) == tr && fb_world_driven(w, 0));
         fb_tracker_destroy(tr);
+        /* the world steps on without it: no hook (it pointed at the freed tracker), the
+         * character no longer driven */
+        ck_assert(fb_world_hook_user(w) == NULL && !fb_world_driven(w, 0));
+        ck_assert_int_eq(fb_world_step(w, &err), FB_OK);
     }
     fb_world_destroy(w);
     fb_ref_destroy(r);

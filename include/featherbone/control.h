@@ -339,6 +339,8 @@ typedef struct fb_tracker fb_tracker;
 FB_API fb_tracker* fb_tracker_create(fb_world* w, int art, const fb_ref* ref,
                                      const fb_gains* g, const int* joint_of_body,
                                      fb_error* err);
+/* Frees the tracker; its world (which must still exist) is left with no hook and the
+ * articulation not driven, to step on as a passive body. */
 FB_API void fb_tracker_destroy(fb_tracker* tr);
 
 /* Drives the character toward `ctl` instead of the reference the tracker was made with, which

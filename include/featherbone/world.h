@@ -160,6 +160,9 @@ FB_API bool fb_world_self_collision(const fb_world* w, int art, int body_a, int 
 
 FB_API void fb_world_set_hook(fb_world* w, fb_world_hook hook, void* user);
 
+/* The user pointer of the hook installed (NULL when none is). */
+FB_API void* fb_world_hook_user(const fb_world* w);
+
 /* Whether articulation art may sleep (none may when the world is created). Allowed, it falls
  * asleep at the end of a step once it has been still (every |qd| < sleep_speed) for sleep_time,
  * together with every awake articulation it touches (all of them must be allowed and still
@@ -175,6 +178,9 @@ FB_API fb_status fb_world_set_sleep(fb_world* w, int art, bool allowed, fb_error
  * (restitution 0): a limp body's chain is passive. docs/CONSTRAINTS.md, "Joint limits".
  * FB_EINVAL for a bad art. */
 FB_API fb_status fb_world_set_driven(fb_world* w, int art, bool driven, fb_error* err);
+
+/* Whether articulation art is driven (false for an index out of range). */
+FB_API bool fb_world_driven(const fb_world* w, int art);
 
 /* Whether articulation art sleeps (false for an index out of range). While it does, its q is
  * constant, its qd and qdd are zero, its time advances with the world's; its tau and f_ext are

@@ -577,6 +577,14 @@ void fb_tracker_destroy(fb_tracker* tr) {
     if (!tr) {
         return;
     }
+    if (tr->w) {
+        /* the world outlives its tracker: it steps on without it, the character no longer
+         * driven (before, the hook pointed at freed memory) */
+        if (fb_world_hook_user(tr->w) == tr) {
+            fb_world_set_hook(tr->w, NULL, NULL);
+        }
+        (void)fb_world_set_driven(tr->w, tr->art, false, NULL);
+    }
     const fb_allocator a = tr->alloc;
     fb_data_destroy(tr->dref);
     fb_data_destroy(tr->dspd);

@@ -275,6 +275,14 @@ void fb_world_set_hook(fb_world* w, fb_world_hook hook, void* user) {
     w->user = user;
 }
 
+void* fb_world_hook_user(const fb_world* w) {
+    return w->hook ? w->user : NULL;
+}
+
+bool fb_world_driven(const fb_world* w, int art) {
+    return art >= 0 && art < w->nart && w->driven[art];
+}
+
 fb_status fb_world_set_driven(fb_world* w, int art, bool driven, fb_error* err) {
     if (art < 0 || art >= w->nart) {
         return fb_fail(err, FB_EINVAL, "fb_world_set_driven: art: expected 0..%d, found %d",

@@ -315,12 +315,13 @@ static void point_row_jacobian(const fb_model* m, const fb_data* d, const fb_row
 }
 
 /* Rows between two bodies of one articulation (self-collision): their column is one test with
- * both forces (fb_accel_delta_force_pair). On random trees with a mix of such pair rows, single
- * point rows and dof rows: the pair response against the sum of two single responses, K
+ * both forces (fb_accel_delta_force_pair); and couples, two points of one body (rolling
+ * resistance). On random trees with a mix of such pair rows, couples, single point rows and
+ * dof rows: the pair response against the sum of two single responses, K
  * against J M^-1 J^T from CRBA and point Jacobians, the row velocities against J qd, and
  * qdd0 + sum lambda dqdd (fb_csys_apply) against ABA with those forces applied as f_ext. */
 START_TEST(k_of_rows_within_one_articulation_matches_j_minv_jt) {
-    int pair_rows = 0, trees = 0;
+    int pair_rows = 0, couple_rows = 0, trees = 0;
     double worst_k = 0.0, worst_pair = 0.0, worst_apply = 0.0;
     for (uint64_t seed = 1; seed <= 60; seed++) {
         fb_error err;
@@ -352,7 +353,8 @@ START_TEST(k_of_rows_within_one_articulation_matches_j_minv_jt) {
         ck_assert_msg(ck_rel_diff(dq_pair, dq_a, nv, 1e-12) < XCHECK_TOL,
                       "seed %llu: pair response vs two responses %g", (unsigned long long)seed,
                       ck_rel_diff(dq_pair, dq_a, nv, 1e-12));
-        /* rows: 0 dof, 1 point, 2 and 3 a point relative to another body of the tree */
+        /* rows: 0 dof, 1 point, 2 and 3 a point relative to another body of the tree, 4 a
+         * couple (a point relative to another point of its own body: rolling resistance) */
         const fb_model* ms[1] = {m};
         fb_data* ds[1] = {d};
         fb_csys* cs = fb_csys_create(1, ms, ds, 24, NULL, &err);
@@ -360,7 +362,7 @@ START_TEST(k_of_rows_within_one_articulation_matches_j_minv_jt) {
         const int nr = scene_rng_int(&r, 1, 20);
         for (int k = 0; k < nr; k++) {
             fb_row row = fb_default_row();
-            const int kind = scene_rng_int(&r, 0, 3);
+            const int kind = scene_rng_int(&r, 0, 4);
             if (kind == 0) {
                 row.type = FB_ROW_DOF;
                 row.dof = scene_rng_int(&r, 0, nv - 1);
@@ -368,12 +370,17 @@ START_TEST(k_of_rows_within_one_articulation_matches_j_minv_jt) {
                 row.body = scene_rng_int(&r, 1, m->nbody - 1);
                 row.p = fb_v3_scale(scene_rng_unit(&r), 0.2);
                 row.n = scene_rng_unit(&r);
-                if (kind >= 2) {
+                if (kind == 2 || kind == 3) {
                     row.art_b = 0;
                     row.body_b = scene_rng_int(&r, 1, m->nbody - 2);
                     row.body_b += row.body_b >= row.body; /* any other body */
                     row.p_b = fb_v3_scale(scene_rng_unit(&r), 0.2);
                     pair_rows++;
+                } else if (kind == 4) {
+                    row.art_b = 0;
+                    row.body_b = row.body;
+                    row.p_b = fb_v3_add(row.p, scene_rng_unit(&r));
+                    couple_rows++;
                 }
             }
             ck_assert_msg(fb_csys_add_row(cs, &row, &err) == FB_OK, "%s", err.msg);
@@ -447,10 +454,11 @@ START_TEST(k_of_rows_within_one_articulation_matches_j_minv_jt) {
         fb_data_destroy(d);
         fb_model_destroy(m);
     }
-    printf("rows within one articulation: %d trees, %d pair rows; K vs J M^-1 J^T %.2e, pair "
-           "response %.2e, applied %.2e\n",
-           trees, pair_rows, worst_k, worst_pair, worst_apply);
+    printf("rows within one articulation: %d trees, %d pair rows, %d couples; K vs J M^-1 J^T "
+           "%.2e, pair response %.2e, applied %.2e\n",
+           trees, pair_rows, couple_rows, worst_k, worst_pair, worst_apply);
     ck_assert_int_gt(pair_rows, 100);
+    ck_assert_int_gt(couple_rows, 50);
 }
 END_TEST
 

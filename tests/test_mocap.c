@@ -671,6 +671,9 @@ START_TEST(mass_models_and_targets) {
         ck_assert_msg(ch->model->damping[i] == want, "%s: damping %g, expected %g",
                       ch->model->name[i], ch->model->damping[i], want);
     }
+    /* and their rolling resistance, carried to the character for fb_world_set_rolling */
+    ck_assert_double_gt(rules.rolling_resistance, 0.0);
+    ck_assert(ch->rolling_resistance == rules.rolling_resistance);
     fb_character_destroy(ch);
     /* anthropometric: needs a mass, and hits it */
     o.mass_model = FB_MASS_ANTHROPOMETRIC;
@@ -730,6 +733,7 @@ START_TEST(rules_files_are_checked) {
         {"{\"density\": -1}", "density: expected a number"},
         {"{\"joint_damping\": -0.3}", "joint_damping: expected a number from 0 to 100"},
         {"{\"joint_damping\": \"0.3\"}", "joint_damping: expected a number"},
+        {"{\"rolling_resistance\": 0.5}", "rolling_resistance: expected a number from 0 to 0.1"},
         {"{\"parts\": [{\"match\": \"arm\"}]}", "parts[0]: expected both"},
         {"{\"parts\": [{\"match\": \"arm\", \"radius\": 0.1, \"segment\": \"tail\"}]}",
          "parts[0].segment"},

@@ -136,6 +136,60 @@ START_TEST(box_on_slope_sticks_or_slides) {
 END_TEST
 
 /* Height (above the ground) of the first bounce of a ball of radius r dropped from 1 m. */
+/* A solid ball (radius 0.1 m) on a plane tilted by theta about Z, friction 1 (it rolls without
+ * slipping), rolling resistance `length`, released at rest; returns how far its centre moved
+ * down the slope in t seconds (and in all, *moved). */
+static double rolling_run(double theta, double length, double t, double* moved) {
+    const double r = 0.1;
+    const fb_model* m = ball_model(r, 1000.0);
+    fb_world_opts o = fb_default_world_opts();
+    o.plane.n = fb_v3_make(-sin(theta), cos(theta), 0.0);
+    fb_world* w = ck_world(1, &m, &o);
+    fb_error err;
+    ck_assert_int_eq(fb_world_set_rolling(w, 0, length, &err), FB_OK);
+    fb_data* d = fb_world_data(w, 0);
+    const fb_v3 p0 = fb_v3_scale(o.plane.n, r);
+    ck_place(d, p0, fb_quat_identity());
+    const fb_v3 down = fb_v3_make(-cos(theta), -sin(theta), 0.0);
+    const int n = (int)lround(t / o.dt);
+    for (int k = 1; k <= n; k++) {
+        ck_step(w);
+    }
+    const double s = fb_v3_dot(fb_v3_sub(body_pos(d), p0), down);
+    *moved = fb_v3_norm(fb_v3_sub(body_pos(d), p0));
+    fb_world_destroy(w);
+    fb_model_destroy((fb_model*)m);
+    return s;
+}
+
+/* Rolling resistance (fb_world_set_rolling, fb_contact_rolling_rows): a ball resists rolling
+ * with a torque up to length times the normal force. On a slope it stays put while the
+ * gravity's moment about the contact, m g sin(theta) r, is within length m g cos(theta)
+ * (tan theta < length / r), and else rolls down at a = g (sin theta - (length / r) cos
+ * theta) m r^2 / (m r^2 + I) = (5/7) g (...) for a solid ball (I = 2/5 m r^2), as a rolling
+ * ball without resistance does at (5/7) g sin theta; a = 2 s / t^2 over the first 0.5 s (the
+ * ball then turns at 6 rad/s at most: faster, the step's explicit velocity products of a
+ * spinning body add energy, 16 % more acceleration at 20 rad/s by 1.5 s, docs/CONSTRAINTS.md
+ * "Rolling resistance"). */
+START_TEST(ball_on_slope_rolls_or_rests_by_its_rolling_resistance) {
+    double moved;
+    /* tan 5 deg = 0.087 < 0.01 / 0.1 = 0.1: rests */
+    (void)rolling_run(5 * DEG, 0.01, 3.0, &moved);
+    printf("ball on a 5 deg slope, rolling resistance 1 cm (r 0.1 m): moved %.3g m in 3 s\n",
+           moved);
+    ck_assert_msg(moved < 1e-3, "a resting ball moved %g m", moved);
+    for (int k = 0; k < 2; k++) {
+        const double theta = 10 * DEG, length = k == 0 ? 0.0 : 0.01, r = 0.1, t = 0.5;
+        const double a = 2.0 * rolling_run(theta, length, t, &moved) / (t * t);
+        const double expect = 5.0 / 7.0 * G * (sin(theta) - length / r * cos(theta));
+        printf("ball on a 10 deg slope, rolling resistance %g m: a = %.5g m/s^2, expected %.5g "
+               "(%.2f%%)\n",
+               length, a, expect, 100.0 * (a / expect - 1.0));
+        fb_ck_near(a, expect, 0.03, 0.0);
+    }
+}
+END_TEST
+
 static double bounce_height(double e, double dt) {
     const double r = 0.1;
     const fb_model* m = ball_model(r, 1000.0);
@@ -1213,6 +1267,10 @@ START_TEST(world_rejects_bad_options_and_reports_blowups) {
     ck_assert_msg(strstr(err.msg, "dt") != NULL, "%s", err.msg);
     fb_world* w = ck_world(1, &mc, NULL);
     ck_assert_int_eq(fb_world_set_material(w, 0, -1.0, 0.0, &err), FB_EINVAL);
+    ck_assert_int_eq(fb_world_set_rolling(w, 0, -0.01, &err), FB_EINVAL);
+    ck_assert_int_eq(fb_world_set_rolling(w, 0, 0.5, &err), FB_EINVAL);
+    ck_assert_int_eq(fb_world_set_rolling(w, 1, 0.01, &err), FB_EINVAL);
+    ck_assert_msg(strstr(err.msg, "expected 0..0") != NULL, "%s", err.msg);
     /* a runaway: a huge force makes the ball exceed max_speed */
     fb_data* d = fb_world_data(w, 0);
     ck_place(d, fb_v3_make(0, 5, 0), fb_quat_identity());
@@ -1757,6 +1815,7 @@ static Suite* world_suite(void) {
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, box_rests_on_flat_ground);
     tcase_add_test(tc, box_on_slope_sticks_or_slides);
+    tcase_add_test(tc, ball_on_slope_rolls_or_rests_by_its_rolling_resistance);
     tcase_add_test(tc, ball_bounces_to_e_squared);
     tcase_add_test(tc, ragdoll_comes_to_rest);
     tcase_add_test(tc, hinge_chain_stays_within_limits);

@@ -195,6 +195,11 @@ static void print_info(const clip_args* a, const fb_clip* c, const fb_character*
                "joint_damping)\n",
                damping);
     }
+    if (ch->rolling_resistance > 0.0) {
+        printf("rolling    %.3g m: a body on the ground at one point resists rolling up to that "
+               "times its weight on it (the rules' rolling_resistance)\n",
+               ch->rolling_resistance);
+    }
     /* the bone column only where position channels give bones */
     bool any_bone = false;
     for (int i = 0; i < c->njoint; i++) {

@@ -89,6 +89,17 @@ FB_API fb_status fb_collide_shape_pair(const fb_model* ma, const fb_data* da, in
 FB_API fb_status fb_contact_rows(fb_csys* cs, const fb_contact* c, int n, double mu,
                                  const double* normal_target, fb_error* err);
 
+/* Rolling resistance of one contact of body A with the ground (art_b < 0) whose normal row is
+ * row `normal` of cs: two rows on A's angular velocity about the ground's two tangent axes
+ * (the rolling), each aiming at no rolling and bounded by `length` times the normal force (a
+ * torque: the normal force's centre moving at most `length` (m) from the contact point within
+ * the contact patch before the body rolls, as MuJoCo's rolling friction, condim 6). Each row is
+ * a couple, a pair of opposite forces on A 1 m apart along the normal (FB_ROW_POINT with
+ * body_b == body), so its multiplier is the torque in N m. FB_EINVAL for a contact between
+ * articulations or length < 0. Needs FB_STAGE_POS in the articulation. */
+FB_API fb_status fb_contact_rolling_rows(fb_csys* cs, const fb_contact* c, int normal,
+                                         double length, fb_error* err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -74,7 +74,9 @@ typedef struct fb_row {
     int art_b;       /* FB_ROW_POINT: -1, or the articulation of a second point whose
                         acceleration is subtracted: another articulation, or art itself with
                         body_b != body (the row's test force is then one pair of forces, the
-                        column the difference of the two bodies' responses) */
+                        column the difference of the two bodies' responses), or body_b ==
+                        body with p_b != p (a couple: the row reads the body's angular
+                        acceleration about (p - p_b) x n, times |p - p_b|) */
     int body_b;      /* the second point's body ... */
     fb_v3 p_b;       /* ... and the point, body coordinates */
     fb_v3 n;         /* FB_ROW_POINT: unit direction, world coordinates; FB_ROW_JOINT: unit

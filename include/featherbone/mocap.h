@@ -221,6 +221,8 @@ typedef struct fb_rules {
     double density;       /* kg/m^3 */
     double default_radius; /* m, for joints no part pattern matches */
     double joint_damping; /* N m s/rad, passive damping of every joint but the root (0: none) */
+    double rolling_resistance; /* m, of the body's shapes on the ground (0: none;
+                                  fb_world_set_rolling) */
     int npart;
     fb_rule_part part[FB_RULES_MAX];
     int nhinge;
@@ -315,6 +317,7 @@ typedef struct fb_character {
                                way down from the clip's root were folded away) */
     bool articulated;       /* false when free_positions left non-root joints floating */
     double height;          /* standing height (m) of the clip (see fb_clip.height_from) */
+    double rolling_resistance; /* m: the rules', for fb_world_set_rolling (0: none) */
     int nwarn;
     char warn[FB_CLIP_MAX_WARN][FB_CLIP_WARN_LEN];
     fb_allocator alloc;

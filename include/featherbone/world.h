@@ -124,6 +124,13 @@ FB_API const fb_world_opts* fb_world_options(const fb_world* w);
 FB_API fb_status fb_world_set_material(fb_world* w, int k, double mu, double restitution,
                                        fb_error* err);
 
+/* Rolling resistance of articulation k's shapes on the ground (m, 0 to 0.1; default 0: none):
+ * a body that touches the ground at one point only (a capsule head, a ball) resists rolling
+ * there with a torque up to `length` times the normal force (fb_contact_rolling_rows). A body
+ * touching at two points or more is held from rolling by them, but for rolling about the line
+ * through them, which is left free. docs/CONSTRAINTS.md, "Rolling resistance". */
+FB_API fb_status fb_world_set_rolling(fb_world* w, int k, double length, fb_error* err);
+
 /* Self-collision: which pairs of bodies of one articulation collide with each other. All pairs
  * are off when the world is created (a character's capsules overlap at its joints, and often
  * elsewhere at rest). With a pair on,

@@ -544,3 +544,41 @@ fb_status fb_contact_rows(fb_csys* cs, const fb_contact* c, int n, double mu,
     }
     return fb_ok(err);
 }
+
+/* Rolling rows' ids: the contact's friction rows' with this bit set (contact ids times 3 stay
+ * below 2^62 for the 16 articulations a system holds; joint limits set bit 63). */
+#define ROLLING_ID_BIT (UINT64_C(1) << 62)
+
+fb_status fb_contact_rolling_rows(fb_csys* cs, const fb_contact* c, int normal, double length,
+                                  fb_error* err) {
+    if (c->art_b >= 0 || !(length >= 0.0)) {
+        return fb_fail(err, FB_EINVAL,
+                       "rolling rows: expected a contact with the ground and a length >= 0, "
+                       "found art_b %d, length %g",
+                       c->art_b, length);
+    }
+    /* omega . (n x t) = t . (omega x n): the velocity along t of A's point p less that of the
+     * point 1 m below it (p - n) */
+    const fb_v3 n_body = fb_m3_mv(cs->d[c->art_a]->X_0[c->body_a].E, c->n);
+    fb_v3 t[2];
+    tangents(c->n, &t[0], &t[1]);
+    for (int j = 0; j < 2; j++) {
+        fb_row row = fb_default_row();
+        row.art = c->art_a;
+        row.body = c->body_a;
+        row.p = c->p_a;
+        row.art_b = c->art_a;
+        row.body_b = c->body_a;
+        row.p_b = fb_v3_sub(c->p_a, n_body);
+        row.n = t[j];
+        row.lo = -INFINITY;
+        row.friction_of = normal;
+        row.mu = length;
+        row.id = ROLLING_ID_BIT | (c->id * 3u + 2u + (uint64_t)j);
+        const fb_status s = fb_csys_add_row(cs, &row, err);
+        if (s != FB_OK) {
+            return s;
+        }
+    }
+    return fb_ok(err);
+}

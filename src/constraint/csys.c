@@ -222,11 +222,14 @@ fb_status fb_csys_add_row(fb_csys* cs, const fb_row* r, fb_error* err) {
             return fb_fail(err, FB_EINVAL, "row %d: body/p: expected a moving body and a point", k);
         }
         if (r->art_b >= 0 &&
-            ((r->art_b == r->art && r->body_b == r->body) || !body_ok(cs, r->art_b, r->body_b) ||
+            ((r->art_b == r->art && r->body_b == r->body &&
+              !(fb_v3_norm(fb_v3_sub(r->p, r->p_b)) > 1e-9)) ||
+             !body_ok(cs, r->art_b, r->body_b) ||
              !fb_v3_is_finite(r->p_b))) {
             return fb_fail(err, FB_EINVAL,
-                           "row %d: art_b/body_b: expected a body of another articulation or "
-                           "another body of art %d, found art %d body %d",
+                           "row %d: art_b/body_b/p_b: expected a body of another articulation, "
+                           "another body of art %d, or another point of the same body (a "
+                           "couple), found art %d body %d",
                            k, r->art, r->art_b, r->body_b);
         }
         if (!fb_v3_is_finite(r->n) || fabs(fb_v3_norm(r->n) - 1.0) > ROW_UNIT_TOL) {

@@ -359,6 +359,8 @@ static fb_status parse_rules(const char* path, const cJSON* root, fb_rules* r, f
                          err);
         } else if (strcmp(key, "joint_damping") == 0) {
             s = positive(path, key, it, 0.0, 100.0, &r->joint_damping, err);
+        } else if (strcmp(key, "rolling_resistance") == 0) {
+            s = positive(path, key, it, 0.0, 0.1, &r->rolling_resistance, err);
         } else if (strcmp(key, "parts") == 0) {
             s = parse_array(path, key, it, parse_part_at, r->part, &r->npart, FB_RULES_MAX, err);
         } else if (strcmp(key, "hinges") == 0) {
@@ -371,7 +373,7 @@ static fb_status parse_rules(const char* path, const cJSON* root, fb_rules* r, f
         } else {
             s = fb_fail(err, FB_EINVAL,
                         "%s: %s: unknown key (expected density, default_radius, joint_damping, "
-                        "parts, hinges, drop, ranges)",
+                        "rolling_resistance, parts, hinges, drop, ranges)",
                         path, key);
         }
         if (s != FB_OK) {

@@ -208,7 +208,8 @@ fb_world* fb_world_create(int nart, const fb_model* const* m, const fb_world_opt
         for (int s = 0; s < m[k]->nshape; s++) {
             w->spheres_only[k] = w->spheres_only[k] && m[k]->shape[s].type == FB_SHAPE_SPHERE;
         }
-        max_rows += limit_rows_max(m[k]) + HOOK_ROWS_PER_DOF * m[k]->nv;
+        /* rolling rows: two for each body that touches the ground at one point */
+        max_rows += limit_rows_max(m[k]) + HOOK_ROWS_PER_DOF * m[k]->nv + 2 * m[k]->nbody;
         post_rows += limit_rows_max(m[k]);
     }
     const size_t size = layout(w, NULL, max_rows);
@@ -405,6 +406,16 @@ static bool contact_known(const fb_contact* c, int n, uint64_t id) {
 
 /* ---- the substep -------------------------------------------------------------------------- */
 
+/* How many of the substep's contacts are between c's body and the ground. */
+static int ground_contacts(const fb_world* w, const fb_contact* c) {
+    int n = 0;
+    for (int k = 0; k < w->ncon; k++) {
+        const fb_contact* o = &w->con[k];
+        n += o->art_b < 0 && o->art_a == c->art_a && o->body_a == c->body_a;
+    }
+    return n;
+}
+
 static fb_status add_contact_rows(fb_world* w, fb_error* err) {
     memcpy(w->con_last, w->con, (size_t)w->ncon * sizeof(fb_contact));
     w->ncon_last = w->ncon;
@@ -418,6 +429,12 @@ static fb_status add_contact_rows(fb_world* w, fb_error* err) {
             return s;
         }
         w->con_row[k] = r0;
+        if (w->roll[c->art_a] > 0.0 && c->art_b < 0 && ground_contacts(w, c) == 1) {
+            const fb_status sr = fb_contact_rolling_rows(w->cs, c, r0, w->roll[c->art_a], err);
+            if (sr != FB_OK) {
+                return sr;
+            }
+        }
         for (int r = r0; r < w->cs->nrow; r++) {
             w->depth[r] = (r == r0) ? c->depth : NAN;
             w->rest[r] = fmax(w->e[c->art_a], e_b);

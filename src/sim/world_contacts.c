@@ -27,6 +27,18 @@ fb_status fb_world_set_material(fb_world* w, int k, double mu, double restitutio
     return fb_ok(err);
 }
 
+fb_status fb_world_set_rolling(fb_world* w, int k, double length, fb_error* err) {
+    if (k < 0 || k >= w->nart) {
+        return fb_fail(err, FB_EINVAL, "rolling resistance: articulation: expected 0..%d, found %d",
+                       w->nart - 1, k);
+    }
+    if (!(length >= 0.0 && length <= 0.1)) {
+        return fb_fail(err, FB_EINVAL, "rolling resistance: expected 0..0.1 m, found %g", length);
+    }
+    w->roll[k] = length;
+    return fb_ok(err);
+}
+
 /* FB_EINVAL unless art is an articulation of the world; `who` names the caller. */
 static fb_status check_art(const fb_world* w, const char* who, int art, fb_error* err) {
     if (art < 0 || art >= w->nart) {

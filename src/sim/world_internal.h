@@ -16,6 +16,7 @@ struct fb_world {
     const fb_model* m[FB_CSYS_MAX_ART];
     fb_data* d[FB_CSYS_MAX_ART];
     double mu[FB_CSYS_MAX_ART], e[FB_CSYS_MAX_ART];
+    double roll[FB_CSYS_MAX_ART]; /* m: rolling resistance of a single ground contact */
     bool has_shapes[FB_CSYS_MAX_ART];
     bool spheres_only[FB_CSYS_MAX_ART]; /* a ball: collides with every other articulation */
     uint8_t* self_on[FB_CSYS_MAX_ART];  /* (nbody x nbody) symmetric: 1 where bodies i and j of

@@ -23,14 +23,28 @@ FB_API void fb_q_neutral(const fb_model* m, double* q);
 
 /* q_out = q (+) v dt on the configuration manifold: scalar joints add, quaternions are
  * multiplied on the right by exp(w dt / 2) (w in child coordinates), floating positions move by
- * R v dt with R the rotation at the start of the step. Quaternions are renormalised.
- * q_out may alias q. */
+ * R v dt with R the rotation at the end of the step (the frame v is in after a step of
+ * fb_velocity_step). Quaternions are renormalised. q_out may alias q. */
 FB_API void fb_integrate(const fb_model* m, const double* q, const double* v, double dt,
                          double* q_out);
 
 /* The inverse of fb_integrate with dt = 1: v such that fb_integrate(q0, v, 1) = q1. Rotation
  * parts use the quaternion logarithm of q0^-1 q1 (shortest arc). */
 FB_API void fb_difference(const fb_model* m, const double* q0, const double* q1, double* v);
+
+/* The velocity step of the simulator's semi-implicit Euler, qd <- qd + dt qdd, for every joint
+ * but a floating one, whose linear velocity (body coordinates) is stepped in the world: its
+ * origin's classical acceleration R (a + w x v) is applied there and the result expressed in
+ * the body's frame after the step, turned by exp(dt w') with w' the new angular velocity. An
+ * explicit step of the body-frame form (v + dt (a - w x v) ... the velocity product w x v
+ * taken at the step's start) lengthens v by (1 + (w dt)^2)^1/2 a step: a ball rolling at
+ * 20 rad/s on the ground sped up from 2 m/s by itself, its kinetic energy 5x in 2 s at 480 Hz.
+ * Force-free, this step keeps the world velocity exactly. */
+FB_API void fb_velocity_step(const fb_model* m, double* qd, const double* qdd, double dt);
+
+/* Its inverse: the qdd with which fb_velocity_step takes v0 to v1 in dt. */
+FB_API void fb_velocity_rate(const fb_model* m, const double* v0, const double* v1, double dt,
+                             double* qdd);
 
 /* Renormalises every quaternion in q; FB_ENUMERIC if one has zero or non-finite norm. */
 FB_API fb_status fb_normalize_q(const fb_model* m, double* q, fb_error* err);

@@ -14,7 +14,8 @@ void fb_ref_feedforward(const fb_model* m, fb_ref* r, double* qs, int nsample,
                         fb_data* d) {
     /* The integrator-consistent velocities and accelerations (see fb_ref in control.h):
      * v_step[i] = (q[i-1] (-) q[i]) / dt, q[-1] from the fit extrapolated one frame back;
-     * a_step[i] = (v_step[i+1] - v_step[i]) / dt; the last frame keeps the one before. */
+     * a_step[i] = (v_step[i+1] - v_step[i]) / dt (fb_velocity_rate: a floating root's linear
+     * part as the world steps it); the last frame keeps the one before. */
     double* qm1 = qs + (size_t)nsample * (size_t)m->nq;
     double* vtmp = qm1 + m->nq;
     double* atmp = vtmp + m->nv;
@@ -47,9 +48,7 @@ void fb_ref_step_torques(const fb_model* m, fb_ref* r, fb_data* d) {
         double* as = r->a_step + (size_t)i * (size_t)m->nv;
         const double* vs = r->v_step + (size_t)i * (size_t)m->nv;
         if (i + 1 < nf) {
-            for (int j = 0; j < m->nv; j++) {
-                as[j] = (vs[m->nv + j] - vs[j]) / dt;
-            }
+            fb_velocity_rate(m, vs, vs + m->nv, dt, as);
         } else if (nf > 1) {
             memcpy(as, as - m->nv, (size_t)m->nv * sizeof(double));
         } else {

@@ -130,7 +130,7 @@ fb_motion* fb_motion_from_clip(const fb_clip* c, const fb_character* ch, double 
     double* v = NULL;
     for (long k = 0; k < n; k++) {
         /* clip frame position of this sample; rotations by slerp (integrate along the
-         * difference), scalar coordinates linearly: both are what fb_integrate does */
+         * difference), scalar coordinates and the root's position linearly */
         const double s = first + k * dt / c->frame_time;
         const int f0 = (int)fmin(floor(s), last - 1), f1 = (f0 + 1 < last) ? f0 + 1 : f0;
         const double alpha = s - f0;
@@ -152,7 +152,15 @@ fb_motion* fb_motion_from_clip(const fb_clip* c, const fb_character* ch, double 
                 }
             }
             fb_difference(m, out, qb, v);
+            double p[3] = {0.0, 0.0, 0.0};
+            const bool floating = m->nbody > 1 && m->jtype[1] == FB_JOINT_FLOATING;
+            for (int x = 0; floating && x < 3; x++) {
+                p[x] = out[m->q_adr[1] + x] + alpha * (qb[m->q_adr[1] + x] - out[m->q_adr[1] + x]);
+            }
             fb_integrate(m, out, v, alpha, out);
+            for (int x = 0; floating && x < 3; x++) {
+                out[m->q_adr[1] + x] = p[x]; /* the root's position linearly */
+            }
         }
     }
     fb_free(&a, v);

@@ -748,9 +748,7 @@ static fb_status substep(fb_world* w, double h, fb_error* err) {
             d->time += h; /* its state stays as it is */
             continue;
         }
-        for (int j = 0; j < m->nv; j++) {
-            d->qd[j] += h * d->qdd[j];
-        }
+        fb_velocity_step(m, d->qd, d->qdd, h);
         fb_integrate(m, d->q, d->qd, h, d->q);
         d->time += h;
         d->stage = 0;

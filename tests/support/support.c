@@ -130,13 +130,46 @@ static void local_rate(const fb_model* m, const double* xi, const double* qd, do
             rate[k + 1] = r.y;
             rate[k + 2] = r.z;
             if (m->jtype[i] == FB_JOINT_FLOATING) {
-                /* fb_integrate moves p by R(q0) delta, and p' = R(q) v = R(q0) exp(psi) v */
+                /* retract moves p by R(q0) delta, and p' = R(q) v = R(q0) exp(psi) v */
                 const fb_v3 dv = fb_quat_rotate(fb_quat_exp(psi),
                                                 fb_v3_make(qd[k + 3], qd[k + 4], qd[k + 5]));
                 rate[k + 3] = dv.x;
                 rate[k + 4] = dv.y;
                 rate[k + 5] = dv.z;
             }
+            break;
+        }
+        }
+    }
+}
+
+/* q = q0 (+) xi in the local coordinates local_rate uses, written here rather than taken from
+ * fb_integrate (whose floating convention is the simulator's): scalar joints add, a ball
+ * joint's quaternion times exp(psi), a floating joint's too and its position p0 + R(q0) delta. */
+static void retract(const fb_model* m, const double* q0, const double* xi, double* q) {
+    for (int i = 1; i < m->nbody; i++) {
+        const double* a = q0 + m->q_adr[i];
+        const double* x = xi + m->v_adr[i];
+        double* o = q + m->q_adr[i];
+        switch (m->jtype[i]) {
+        case FB_JOINT_FIXED:
+            break;
+        case FB_JOINT_REVOLUTE:
+        case FB_JOINT_PRISMATIC:
+            o[0] = a[0] + x[0];
+            break;
+        case FB_JOINT_SPHERICAL:
+        case FB_JOINT_FLOATING: {
+            const int qo = m->jtype[i] == FB_JOINT_FLOATING ? 3 : 0;
+            const fb_quat r0 = fb_quat_load(a + qo);
+            if (qo == 3) {
+                const fb_v3 dp = fb_quat_rotate(r0, fb_v3_make(x[3], x[4], x[5]));
+                o[0] = a[0] + dp.x;
+                o[1] = a[1] + dp.y;
+                o[2] = a[2] + dp.z;
+            }
+            const fb_quat r = fb_quat_exp(fb_v3_make(x[0], x[1], x[2]));
+            fb_quat_store(o + qo, fb_quat_normalize(fb_quat_mul(r0, r)));
             break;
         }
         }
@@ -163,7 +196,7 @@ void ck_rk4_step(const fb_model* m, fb_data* d, double dt) {
             xi[k] = (s == 0) ? 0.0 : stage_c[s] * dt * k_xi[(s - 1) * nv + k];
             d->qd[k] = (s == 0) ? qd0[k] : qd0[k] + stage_c[s] * dt * k_qd[(s - 1) * nv + k];
         }
-        fb_integrate(m, q0, xi, 1.0, d->q);
+        retract(m, q0, xi, d->q);
         ck_assert_msg(fb_aba(m, d, &err) == FB_OK, "%s", err.msg);
         local_rate(m, xi, d->qd, k_xi + s * nv);
         memcpy(k_qd + s * nv, d->qdd, (size_t)nv * sizeof(double));
@@ -177,7 +210,7 @@ void ck_rk4_step(const fb_model* m, fb_data* d, double dt) {
         xi[k] = dt * dxi;
         d->qd[k] = qd0[k] + dt * dqd;
     }
-    fb_integrate(m, q0, xi, 1.0, d->q);
+    retract(m, q0, xi, d->q);
     d->time += dt;
     free(q0);
     free(qd0);

@@ -92,9 +92,10 @@ typedef struct fb_ref {
     double* tau; /* (nframe x nv) feedforward psi = RNEA(q, v_step, a_step): joint torques in
                     each joint's child coordinates; a floating root's six entries are the wrench
                     [n; f] (root body coordinates) the ground would have to supply */
-    /* What the simulator's semi-implicit Euler step (v += dt a; q = q (+) dt v) needs to land
-     * on q exactly at every frame: v_step[i] = (q[i-1] (-) q[i]) / dt, a_step[i] =
-     * (v_step[i+1] - v_step[i]) / dt. They differ from v, a by O(dt); the feedforward and the
+    /* What the simulator's semi-implicit Euler step (v += dt a, fb_velocity_step; q = q (+)
+     * dt v) needs to land on q exactly at every frame: v_step[i] = (q[i-1] (-) q[i]) / dt,
+     * a_step[i] = (v_step[i+1] - v_step[i]) / dt (fb_velocity_rate: a floating root's linear
+     * part as the world steps it). They differ from v, a by O(dt); the feedforward and the
      * controllers use them, so that psi fed open-loop reproduces the fitted q (as MuJoCo's
      * inverse dynamics is consistent with its integrator). */
     double* v_step; /* (nframe x nv) */

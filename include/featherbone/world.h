@@ -8,7 +8,8 @@
  * One step of length dt: ABA phase 1 and 2 with the caller's tau and f_ext; contact rows
  * (normal and two friction rows per touching contact) and joint-limit rows; K and a0; impacts
  * at the velocity level where a row approaches (restitution e, friction impulses); the force
- * LCP with Baumgarte targets; semi-implicit Euler (qd += h qdd, then q moves with the new qd).
+ * LCP with Baumgarte targets; semi-implicit Euler (qd += h qdd, a floating joint's linear
+ * velocity stepped in the world: fb_velocity_step; then q moves with the new qd).
  * A substep that makes a new contact deeper than pen_tol (or a new limit overshoot beyond
  * limit_tol) is undone and retried at half the length. A substep that leaves a joint of an
  * articulation not driven (fb_world_set_driven) past its range by more than limit_tol is

@@ -325,7 +325,7 @@ void fb_world_reset_stats(fb_world* w) {
 /* Whether articulation k's X_up and X_0 are those of its current q, made by the world (the
  * positions at the end of a substep serve the next substep's contacts and ABA): same q, and
  * nothing since cleared the stage (integration and backtracking do). */
-static bool positions_current(const fb_world* w, int k) {
+bool fb_world_positions_current(const fb_world* w, int k) {
     return w->pos_known[k] && (w->d[k]->stage & FB_STAGE_POS) &&
            memcmp(w->q_pos[k], w->d[k]->q, (size_t)w->m[k]->nq * sizeof(double)) == 0;
 }
@@ -344,7 +344,7 @@ static fb_status collide_all(fb_world* w, fb_contact* out, int* n, fb_error* err
     const int cap = w->o.max_contacts;
     *n = 0;
     for (int k = 0; k < w->nart; k++) {
-        if (!positions_current(w, k)) {
+        if (!fb_world_positions_current(w, k)) {
             fb_kinematics_pos(w->m[k], w->d[k]);
             note_positions(w, k);
         }
@@ -452,7 +452,7 @@ static fb_status run_aba(fb_world* w, double h, fb_error* err) {
         }
         w->d[k]->damping_dt = h;
         /* the positions of the contacts just found serve phase 1 as well (bit-identical) */
-        const fb_status s = positions_current(w, k)
+        const fb_status s = fb_world_positions_current(w, k)
                                 ? fb_aba_phase1_at_positions(w->m[k], w->d[k], err)
                                 : fb_aba_phase1(w->m[k], w->d[k], err);
         if (s != FB_OK) {

@@ -96,6 +96,10 @@ void fb_sleep_wake_touching(fb_world* w);
  * for sleep_time, with everything awake they touch, fall asleep (qd = qdd = 0). */
 void fb_sleep_settle(fb_world* w);
 
+/* Whether articulation k's X_up and X_0 are those of its current q, made by the world
+ * (world.c): phase 1 of ABA may then take them (fb_aba_phase1_at_positions). */
+bool fb_world_positions_current(const fb_world* w, int k);
+
 /* ---- joint limits (world_limits.c) ---- */
 
 /* At most three limit constraints per joint: a spherical joint's swing and both twist stops,

@@ -217,7 +217,9 @@ fb_status fb_world_post_stabilize(fb_world* w, fb_error* err) {
         memcpy(w->qd_post[k], d->qd, (size_t)m->nv * sizeof(double));
         memcpy(w->qdd_post[k], d->qdd, (size_t)m->nv * sizeof(double));
         d->damping_dt = 0.0;
-        s = fb_aba_phase1(m, d, err);
+        /* the positions the collision pass just made at these q serve phase 1 */
+        s = fb_world_positions_current(w, k) ? fb_aba_phase1_at_positions(m, d, err)
+                                             : fb_aba_phase1(m, d, err);
         if (s == FB_OK) {
             fb_aba_phase2(m, d);
             w->st.aba_calls++;

@@ -144,13 +144,20 @@ static double unit_response(double z, double s) {
     return (r2 * exp(r1 * s) - r1 * exp(r2 * s)) / (r2 - r1);
 }
 
-/* The last time (units of 1/omega) at which |e| = 0.1: after it the error stays below 10%. */
+/* The last time (units of 1/omega) at which |e| = 0.1: after it the error stays below 10%.
+ * Scanned in steps of ds up to where |e| cannot reach 0.1 again: past the first step below it
+ * when the response falls monotonically (z >= 1), past where its envelope e^(-z s) / w_d does
+ * (z < 1; margin 1e-6). The same steps as a scan to smax, 60 times fewer responses. */
 static double unit_settle(double z) {
     const double ds = 1e-3, smax = 200.0 / z + 50.0;
+    const bool monotone = z >= 1.0 - 1e-9;
+    const double s_env = monotone ? smax : (log(10.0 / sqrt(1.0 - z * z)) + 1e-6) / z;
     double last = 0.0;
-    for (double s = 0.0; s < smax; s += ds) {
+    for (double s = 0.0; s < smax && s <= s_env; s += ds) {
         if (fabs(unit_response(z, s)) >= 0.1) {
             last = s;
+        } else if (monotone) {
+            break;
         }
     }
     /* |e| crosses 0.1 downwards in [last, last + ds]: bisect */

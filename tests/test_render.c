@@ -337,10 +337,17 @@ static void ck_report_contents(const char* html, const sim_case* c, int nchart) 
     for (size_t k = 0; k < sizeof sections / sizeof sections[0]; k++) {
         ck_assert_msg(strstr(html, sections[k]), "the page has no '%s'", sections[k]);
     }
+    /* what held (a kinematic root) or helped (an assisted root) the root: its charts and
+     * totals; none for a free root */
     const bool assisted = c->g.root.mode == FB_ROOT_ASSISTED;
+    const bool held = c->g.root.mode == FB_ROOT_KINEMATIC;
     ck_assert(!strstr(html, "<h2>Root assistance</h2>") == !assisted);
     ck_assert(!strstr(html, "<td>root assistance: peak force</td>") == !assisted);
     ck_assert(!strstr(html, "<td>root assistance: mean force (") == !assisted);
+    ck_assert(!strstr(html, "<h2>The kinematic root&#39;s hold</h2>") == !held);
+    ck_assert(!strstr(html, "<td>kinematic root&#39;s hold: peak force</td>") == !held);
+    ck_assert(!strstr(html, "<td>kinematic root&#39;s hold: mean force (") == !held);
+    ck_assert(!strstr(html, "<td>none (free root)</td>") == (assisted || held));
     /* the balance chart with a free root, the fall stated and marked on every chart when the
      * character fell */
     const bool free_root = c->g.root.mode == FB_ROOT_FREE;
@@ -464,7 +471,7 @@ START_TEST(simulation_report_page) {
     char dir[512];
     make_dir(dir, sizeof dir);
     /* MPJPE, parts, struck parts, torques, ground, balls, torque limits */
-    free(write_report(&c, dir, "report", 7));
+    free(write_report(&c, dir, "report", 9));
     if (have_chromium) {
         ck_report_render(dir);
     }

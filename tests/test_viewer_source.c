@@ -261,15 +261,15 @@ static double margin_in(const fb_v3* h, int n, fb_v3 q) {
 /* The balance overlay follows the simulation: the centre of mass (the mass-weighted mean of
  * the bodies' centres, computed here), a free root's support polygon while the planner runs
  * (every support point inside it, and the planner's margin the distance computed here from
- * it), nothing of it once fallen, and the HUD's "FALLEN at" line; an assisted root's help at
- * its root; a kinematic root shows only the centre of mass. */
+ * it), nothing of it once fallen, and the HUD's "FALLEN at" line; an assisted root's help and
+ * a kinematic root's hold (fb_sim_root_support) at the root, with their HUD lines. */
 START_TEST(the_balance_overlay_follows_the_simulation) {
     source* s = open_source(NULL, false);
     char msg[256];
     fb_gains g = *source_gains(s);
     const fb_model* m = source_get_view(s)->model;
     const int nf = (int)(1.6 * 120.0);
-    int planned = 0, polygons = 0, fallen_at = -1, helped = 0;
+    int planned = 0, polygons = 0, fallen_at = -1, helped = 0, held = 0;
     double worst_margin = 0.0, worst_com = 0.0;
     for (int mode = 0; mode < 3; mode++) {
         g.root.mode = (fb_root_mode)mode;
@@ -294,15 +294,20 @@ START_TEST(the_balance_overlay_follows_the_simulation) {
                                             fabs(b->com.z - c.z / mass));
             if (mode != FB_ROOT_FREE) {
                 ck_assert(!b->planner && b->nsupport == 0 && b->fall.cause == FB_FALL_NONE);
-                if (mode == FB_ROOT_ASSISTED && b->assist) {
-                    helped++;
+                if (b->assist) {
+                    helped += mode == FB_ROOT_ASSISTED;
+                    held += mode == FB_ROOT_KINEMATIC;
                     const fb_v3 r = fb_point_pos(m, v->data, 1, (fb_v3){0, 0, 0});
                     ck_assert(r.x == b->assist_at.x && r.y == b->assist_at.y &&
                               r.z == b->assist_at.z);
-                    ck_assert_msg(strncmp(v->line[4], "help at the root: ", 18) == 0, "%s",
-                                  v->line[4]);
+                    fb_v3 held_f;
+                    fb_sim_root_support(source_sim(s), &held_f, NULL, NULL);
+                    ck_assert(held_f.x == b->assist_force.x && held_f.y == b->assist_force.y &&
+                              held_f.z == b->assist_force.z);
+                    const char* want = mode == FB_ROOT_ASSISTED ? "help at the root: "
+                                                                : "the kinematic root holds it: ";
+                    ck_assert_msg(strncmp(v->line[4], want, strlen(want)) == 0, "%s", v->line[4]);
                 }
-                ck_assert(mode == FB_ROOT_ASSISTED || (!b->assist && v->line[4][0] == '\0'));
                 continue;
             }
             ck_assert(!b->assist);
@@ -337,11 +342,13 @@ START_TEST(the_balance_overlay_follows_the_simulation) {
     }
     printf("balance overlay: free root planned %d frames, %d with a support polygon; fallen from "
            "frame %d; the planner's margin against the overlay's polygon within %.1e m; the "
-           "centre of mass within %.1e m; the assisted root helped in %d of %d frames\n",
-           planned, polygons, fallen_at, worst_margin, worst_com, helped, nf);
+           "centre of mass within %.1e m; the assisted root helped in %d of %d frames, the "
+           "kinematic root held in %d\n",
+           planned, polygons, fallen_at, worst_margin, worst_com, helped, nf, held);
     ck_assert_int_gt(polygons, 5);
     ck_assert_int_gt(fallen_at, 0);
     ck_assert_int_gt(helped, nf / 2);
+    ck_assert_int_gt(held, nf / 2);
     ck_assert_double_lt(worst_margin, 1e-9);
     ck_assert_double_lt(worst_com, 1e-9);
     source_close(s);

@@ -234,8 +234,11 @@ static void print_summary(const fb_sim* s, const fb_model* m, const fb_gains* g,
             100.0 * sm.mpjpe_mean, 100.0 * sm.mpjpe_max, sm.mpjpe_max_time, sm.limit_frames,
             sm.nframe);
     if (sm.assist.peak_force > 0.0 || sm.assist.peak_torque > 0.0) {
-        fprintf(log, "%s: root assistance: %.0f N mean (%.1f%% of the body's weight, %.0f N), "
-                "%.1f N s and %.1f N m s in all, peaks %.0f N (%.0f%%) and %.0f N m\n", tag,
+        /* what held the root (kinematic) or helped it (assisted): fb_sim_root_support */
+        const char* what =
+            g->root.mode == FB_ROOT_KINEMATIC ? "kinematic root's hold" : "root assistance";
+        fprintf(log, "%s: %s: %.0f N mean (%.1f%% of the body's weight, %.0f N), "
+                "%.1f N s and %.1f N m s in all, peaks %.0f N (%.0f%%) and %.0f N m\n", tag, what,
                 sm.assist_mean_force, 100.0 * sm.assist_mean_force / sm.weight, sm.weight,
                 sm.assist.force_impulse, sm.assist.torque_impulse, sm.assist.peak_force,
                 100.0 * sm.assist.peak_force / sm.weight, sm.assist.peak_torque);

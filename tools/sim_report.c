@@ -46,7 +46,7 @@ void sim_summarize(const fb_sim* s, const fb_model* m, sim_summary* out) {
         }
         out->limit_frames += fr[f].metrics.limits_bound > 0;
     }
-    out->assist = fb_tracker_totals(fb_sim_tracker((fb_sim*)s));
+    fb_sim_root_support(s, NULL, NULL, &out->assist);
     const fb_v3 g = m->opt.gravity;
     out->weight = fb_model_mass(m) * sqrt(g.x * g.x + g.y * g.y + g.z * g.z);
     out->assist_mean_force = out->duration > 0.0 ? out->assist.force_impulse / out->duration : 0.0;
@@ -354,7 +354,13 @@ fb_status sim_report_json(const fb_sim* s, const sim_report_info* info, const ch
         cJSON_AddNumberToObject(po, "mean_cm", 100.0 * sm.part_mean[p]);
         cJSON_AddNumberToObject(po, "max_cm", 100.0 * sm.part_max[p]);
     }
+    /* what held or helped the root (fb_sim_root_support) */
     cJSON* as = cJSON_AddObjectToObject(sum, "assistance");
+    const fb_root_mode mode = info->gains->root.mode;
+    const char* source = mode == FB_ROOT_KINEMATIC  ? "kinematic root's constraint"
+                         : mode == FB_ROOT_ASSISTED ? "assisted root's help"
+                                                    : "none (free root)";
+    cJSON_AddStringToObject(as, "source", source);
     cJSON_AddNumberToObject(as, "force_impulse_Ns", sm.assist.force_impulse);
     cJSON_AddNumberToObject(as, "torque_impulse_Nms", sm.assist.torque_impulse);
     cJSON_AddNumberToObject(as, "peak_force_N", sm.assist.peak_force);

@@ -23,7 +23,8 @@ typedef struct sim_summary {
     double mpjpe_max_time;           /* s */
     double part_mean[FB_NPART], part_max[FB_NPART]; /* m */
     int limit_frames;                /* recorded frames with a torque limit bound */
-    fb_assist_totals assist;         /* root assistance used (assisted root) */
+    fb_assist_totals assist;         /* what held or helped the root (fb_sim_root_support: a
+                                        kinematic root's constraint, an assisted root's help) */
     double weight;                   /* N: the character's weight, mass times |gravity| */
     double assist_mean_force;        /* N: the helping force's mean over time (its impulse over
                                         the duration) */

@@ -154,7 +154,7 @@ static void run_section(html_doc* h, const page* p) {
     html_pre(h, text);
 }
 
-/* The run's totals: tracking error, torque limits, root assistance. */
+/* The run's totals: tracking error, torque limits, what held or helped the root. */
 static void summary_table(html_doc* h, const page* p) {
     const sim_summary* sm = &p->sm;
     const char* head[3] = {"quantity", "value", "unit"};
@@ -174,29 +174,29 @@ static void summary_table(html_doc* h, const page* p) {
     html_cell_text(h, "fall");
     html_cell_text(h, p->fall_text[0] ? p->fall_text : "none: a kinematic root cannot fall");
     html_cell_text(h, "");
-    if (p->info->gains->root.mode != FB_ROOT_ASSISTED) { /* nothing to help with */
-        snprintf(text, sizeof text, "none (%s root)", fb_root_mode_name(p->info->gains->root.mode));
+    const fb_root_mode mode = p->info->gains->root.mode;
+    if (mode == FB_ROOT_FREE) { /* nothing holds or helps it */
         html_cell_text(h, "root assistance");
-        html_cell_text(h, text);
+        html_cell_text(h, "none (free root)");
         html_cell_text(h, "");
     } else {
-        snprintf(text, sizeof text, "root assistance: mean force (%.1f%% of the body's weight, "
-                 "%.0f N)", 100.0 * sm->assist_mean_force / sm->weight, sm->weight);
+        /* a kinematic root's constraint holds the body up (fb_sim_root_support) */
+        const char* what = mode == FB_ROOT_KINEMATIC ? "kinematic root's hold" : "root assistance";
+        snprintf(text, sizeof text, "%s: mean force (%.1f%% of the body's weight, %.0f N)", what,
+                 100.0 * sm->assist_mean_force / sm->weight, sm->weight);
         html_cell_text(h, text);
         html_cell_num(h, sm->assist_mean_force, 1);
         html_cell_text(h, "N");
-        html_cell_text(h, "root assistance: force impulse");
-        html_cell_num(h, sm->assist.force_impulse, 2);
-        html_cell_text(h, "N s");
-        html_cell_text(h, "root assistance: torque impulse");
-        html_cell_num(h, sm->assist.torque_impulse, 2);
-        html_cell_text(h, "N m s");
-        html_cell_text(h, "root assistance: peak force");
-        html_cell_num(h, sm->assist.peak_force, 1);
-        html_cell_text(h, "N");
-        html_cell_text(h, "root assistance: peak torque");
-        html_cell_num(h, sm->assist.peak_torque, 1);
-        html_cell_text(h, "N m");
+        const char* names[4] = {"force impulse", "torque impulse", "peak force", "peak torque"};
+        const double values[4] = {sm->assist.force_impulse, sm->assist.torque_impulse,
+                                  sm->assist.peak_force, sm->assist.peak_torque};
+        const char* units[4] = {"N s", "N m s", "N", "N m"};
+        for (int k = 0; k < 4; k++) {
+            snprintf(text, sizeof text, "%s: %s", what, names[k]);
+            html_cell_text(h, text);
+            html_cell_num(h, values[k], k < 2 ? 2 : 1);
+            html_cell_text(h, units[k]);
+        }
     }
     html_table_end(h);
 }
@@ -384,7 +384,7 @@ static void torque_section(html_doc* h, const page* p) {
     html_table_end(h);
 }
 
-/* Contact forces, root assistance (assisted root only) and torque limits. */
+/* Contact forces, what held or helped the root (kinematic, assisted) and torque limits. */
 static void force_section(html_doc* h, const page* p) {
     html_heading(h, 2, "Contact forces");
     html_paragraph(h, "Each point is the contact impulse (normal and friction, impacts included) "
@@ -401,16 +401,25 @@ static void force_section(html_doc* h, const page* p) {
     add(p, &c, "balls", SER_BALL);
     html_chart(h, &c);
 
-    if (p->info->gains->root.mode == FB_ROOT_ASSISTED) {
-        html_heading(h, 2, "Root assistance");
-        c = time_chart(p, "Helping wrench on the root (magnitude)", "force (N) / torque (N m)",
-                       CHART_H);
+    if (p->info->gains->root.mode != FB_ROOT_FREE) {
+        const bool held = p->info->gains->root.mode == FB_ROOT_KINEMATIC;
+        html_heading(h, 2, held ? "The kinematic root's hold" : "Root assistance");
+        if (held) {
+            html_paragraph(h, "What the kinematic root's constraint put on the body at its root "
+                              "(the feedforward and the root rows' forces), the mean over the "
+                              "step before each frame: the hand it hangs from. Where the feet "
+                              "do not carry the weight, it does.");
+        }
+        const char* wrench = held ? "Holding wrench on the root (magnitude)"
+                                  : "Helping wrench on the root (magnitude)";
+        c = time_chart(p, wrench, "force (N) / torque (N m)", CHART_H);
         add(p, &c, "force (N)", SER_ASSIST_F);
         add(p, &c, "torque (N m)", SER_ASSIST_T);
         html_chart(h, &c);
-        c = time_chart(p, "Helping force as a share of the body's weight", "% of the weight",
-                       CHART_H_SMALL);
-        add(p, &c, "helping force", SER_ASSIST_PCT);
+        const char* share = held ? "Holding force as a share of the body's weight"
+                                 : "Helping force as a share of the body's weight";
+        c = time_chart(p, share, "% of the weight", CHART_H_SMALL);
+        add(p, &c, held ? "holding force" : "helping force", SER_ASSIST_PCT);
         html_chart(h, &c);
     }
 

@@ -63,8 +63,9 @@ void render_contacts(renderer* r, const fb_contact* c, const double* force, int 
 
 /* The balance overlay, seen through the character (no depth test): in RENDER_BALANCE_RGB the
  * centre of mass as a small sphere with a line down to a disc on the ground, the planner's
- * target as a darker disc on the ground, and an assisted root's helping force as an arrow
- * from the root (RENDER_ARROW_M_PER_N, capped); in RENDER_SUPPORT_RGB the support polygon on
+ * target as a darker disc on the ground, and the force that holds or helps the root (a
+ * kinematic root's, an assisted root's) as an arrow from the root (RENDER_ARROW_M_PER_N,
+ * capped); in RENDER_SUPPORT_RGB the support polygon on
  * the ground (translucent, outlined). */
 void render_balance(renderer* r, const source_balance* b);
 

@@ -43,7 +43,8 @@ typedef struct source_ball {
 } source_ball;
 
 /* The balance overlay (B): the centre of mass, the support polygon of a free root's balance
- * planner, an assisted root's help. World axes, m; the ground is y = 0. */
+ * planner, what holds or helps the root (a kinematic root's constraint, an assisted root's
+ * help). World axes, m; the ground is y = 0. */
 typedef struct source_balance {
     bool com_known;   /* com is given */
     fb_v3 com;        /* the character's centre of mass */
@@ -57,9 +58,9 @@ typedef struct source_balance {
     fb_v3 support[FB_BALANCE_MAX_POINTS];
     double margin;    /* m: the planner's margin of the centre of mass inside the polygon
                          (negative: outside; NAN: none) */
-    bool assist;      /* an assisted root got help in the last substep */
+    bool assist;      /* something held or helped the root in the last step */
     fb_v3 assist_at;  /* the root body's origin */
-    fb_v3 assist_force; /* N, the helping force (fb_tracker_assist) */
+    fb_v3 assist_force; /* N, that force (fb_sim_root_support) */
     fb_fall fall;     /* the tracker's fall (cause FB_FALL_NONE: standing, or no tracker) */
 } source_balance;
 

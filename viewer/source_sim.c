@@ -196,9 +196,9 @@ static void hit_line(const sim_source* s, char* out, size_t cap) {
     }
 }
 
-/* The balance overlay (the centre of mass, a free root's support polygon and target, an
- * assisted root's help) and its HUD line: the fall once there is one, else the balance or
- * the help; d's kinematics current. */
+/* The balance overlay (the centre of mass, a free root's support polygon and target, what
+ * holds or helps a kinematic or assisted root) and its HUD line: the fall once there is one,
+ * else the balance, the hold or the help; d's kinematics current. */
 static void balance_view(sim_source* s, const fb_model* m, const fb_data* d, char* line,
                          size_t cap) {
     source_balance* b = &s->view.balance;
@@ -214,7 +214,7 @@ static void balance_view(sim_source* s, const fb_model* m, const fb_data* d, cha
         b->support[k] = (fb_v3){bi->support[k].x, 0.0, bi->support[k].z};
     }
     fb_v3 f;
-    fb_tracker_assist(tr, &f, NULL);
+    fb_sim_root_support(s->sim, &f, NULL, NULL);
     const double fn = v3_norm(f);
     b->assist = fn > 0.0;
     b->assist_force = f;
@@ -231,10 +231,12 @@ static void balance_view(sim_source* s, const fb_model* m, const fb_data* d, cha
                  b->margin >= 0.0 ? "inside" : "outside", 100.0 * to_target);
     } else if (b->planner) {
         snprintf(line, cap, "balance: fewer than three support points (no polygon)");
-    } else if (s->g.root.mode == FB_ROOT_ASSISTED) {
+    } else if (s->g.root.mode != FB_ROOT_FREE) {
         const double w = fb_model_mass(m) * v3_norm(m->opt.gravity);
-        snprintf(line, cap, "help at the root: %.0f N (%.0f%% of the weight)", fn,
-                 100.0 * fn / w);
+        snprintf(line, cap, "%s: %.0f N (%.0f%% of the weight)",
+                 s->g.root.mode == FB_ROOT_ASSISTED ? "help at the root"
+                                                    : "the kinematic root holds it",
+                 fn, 100.0 * fn / w);
     }
 }
 

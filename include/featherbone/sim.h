@@ -147,7 +147,9 @@ FB_API fb_sim_opts fb_default_sim_opts(void);
 /* One recorded frame (at the clip's frame rate). */
 typedef struct fb_sim_frame {
     double time;                /* s since the start of the simulation */
-    fb_track_metrics metrics;   /* tracking against the clip */
+    fb_track_metrics metrics;   /* tracking against the clip; with a kinematic root its
+                                   assist_force and assist_torque are the root's constraint
+                                   wrench over the last step (fb_sim_root_support) */
     double part_err[FB_NPART];  /* m: mean position error of each part's joints */
     double ground_force;        /* N: magnitude of the ground's force on the character (normal
                                    and friction, impacts included), averaged since the last
@@ -236,6 +238,15 @@ FB_API double fb_sim_time(const fb_sim* s);
 FB_API double fb_sim_duration(const fb_sim* s);
 FB_API fb_world* fb_sim_world(fb_sim* s);
 FB_API fb_tracker* fb_sim_tracker(fb_sim* s);
+/* What held or helped the character at its root beside gravity, contacts and balls: a
+ * kinematic root's constraint (the feedforward the tracker sets at the root and the
+ * multipliers of its root rows, from the world's joint impulse: the mean force and torque
+ * over the last step), an assisted root's help (fb_tracker_assist: the last substep's); zero
+ * for a free root. World axes; the torque about the root body's origin. Totals since the start
+ * (impulses of the magnitudes, peaks) in *tot, limit_substeps as fb_tracker_totals'. Any
+ * output may be NULL. */
+FB_API void fb_sim_root_support(const fb_sim* s, fb_v3* force, fb_v3* torque,
+                                fb_assist_totals* tot);
 FB_API const fb_ref* fb_sim_ref(const fb_sim* s);
 
 /* The recorded frames so far (*n of them) and the character's q (nq per frame) and the

@@ -304,6 +304,10 @@ static void record(fb_sim* s) {
     fb_sim_frame* fr = &s->frames[f];
     memset(fr, 0, sizeof *fr);
     fb_tracker_measure(s->tr, &fr->metrics, s->body_err);
+    if (s->kinematic_root) { /* the tracker measures an assisted root's help; this is its */
+        fr->metrics.assist_force = fb_v3_norm(s->support_f);
+        fr->metrics.assist_torque = fb_v3_norm(s->support_n);
+    }
     fr->time = fr->metrics.time;
     /* the fall and the balance planner's last substep: before the first step, neither */
     fr->fallen = fb_tracker_fall(s->tr).cause != FB_FALL_NONE;
@@ -606,6 +610,7 @@ fb_sim* fb_sim_create(const fb_clip* clip, const fb_character* ch, const fb_gain
     }
     s->base_hit = -1;
     s->root = m->nbody > 1 && m->parent[1] == 0 && m->jtype[1] == FB_JOINT_FLOATING ? 1 : -1;
+    s->kinematic_root = s->root >= 0 && g->root.mode == FB_ROOT_KINEMATIC;
     s->touch = st == FB_OK ? calloc((size_t)s->nslot * (size_t)m->nbody + 1, sizeof(fb_hit_body))
                            : NULL;
     if (st == FB_OK && !s->touch) {
@@ -675,13 +680,14 @@ fb_status fb_sim_add_hit(fb_sim* s, const fb_hit* hit, fb_error* err) {
     return fb_ok(err);
 }
 
-/* The world-axis force of the character's floating root in an impulse over a step (its
- * generalised impulse's linear part, root coordinates, turned by the root's rotations before
- * (q0) and after the step, averaged: second order in the step's turn). */
-static fb_v3 root_linear(const fb_model* m, int root, const double* jimp, const double* q0,
-                         const double* q1) {
-    const int va = m->v_adr[root], qa = m->q_adr[root] + 3;
-    const fb_v3 f = fb_v3_make(jimp[va + 3], jimp[va + 4], jimp[va + 5]);
+/* The world-axis force (k0 = 3) or torque about the root body's origin (k0 = 0) of the
+ * character's floating root in an impulse over a step (its generalised impulse's linear or
+ * angular part, root coordinates, turned by the root's rotations before (q0) and after the
+ * step, averaged: second order in the step's turn). */
+static fb_v3 root_world(const fb_model* m, int root, const double* jimp, int k0, const double* q0,
+                        const double* q1) {
+    const int va = m->v_adr[root] + k0, qa = m->q_adr[root] + 3;
+    const fb_v3 f = fb_v3_make(jimp[va], jimp[va + 1], jimp[va + 2]);
     const fb_v3 a = fb_quat_rotate(fb_quat_load(q0 + qa), f);
     const fb_v3 b = fb_quat_rotate(fb_quat_load(q1 + qa), f);
     return fb_m3_tr_mv(m->X_tree[root].E, fb_v3_scale(fb_v3_add(a, b), 0.5));
@@ -750,15 +756,53 @@ static void absorb(fb_sim* s, const double* q0, double pre_time, double t) {
         return;
     }
     if (s->root >= 0) {
-        const fb_v3 a = root_linear(m, s->root, fb_world_joint_impulse(s->w, 0), q0,
+        const fb_v3 a = root_world(m, s->root, fb_world_joint_impulse(s->w, 0), 3, q0,
                                     fb_world_data(s->w, 0)->q);
-        const fb_v3 b = root_linear(m, s->root, fb_world_joint_impulse(s->bw, 0), bq0, bd->q);
+        const fb_v3 b = root_world(m, s->root, fb_world_joint_impulse(s->bw, 0), 3, bq0, bd->q);
         r->root_impulse = fb_v3_add(r->root_impulse, fb_v3_sub(a, b));
     }
     r->ground_impulse = fb_v3_add(r->ground_impulse,
                                   fb_v3_sub(fb_world_pair_impulse(s->w, 0, -1),
                                             fb_world_pair_impulse(s->bw, 0, -1)));
     r->absorb_window = t - r->contact_time;
+}
+
+/* A kinematic root's wrench over the step just made, from the world's joint impulse (the
+ * feedforward the tracker set at the root and its rows' multipliers, over every accepted
+ * substep): the mean force and torque over the step in world axes, and the totals. q0: the
+ * root's coordinates before the step. */
+static void support_step(fb_sim* s, const double* q0) {
+    const fb_model* m = s->ch->model;
+    const double* jimp = fb_world_joint_impulse(s->w, 0);
+    const double* q1 = fb_world_data(s->w, 0)->q;
+    const fb_v3 j = root_world(m, s->root, jimp, 3, q0, q1);
+    const fb_v3 l = root_world(m, s->root, jimp, 0, q0, q1);
+    s->support_f = fb_v3_scale(j, 1.0 / s->dt);
+    s->support_n = fb_v3_scale(l, 1.0 / s->dt);
+    fb_assist_totals* t = &s->support_tot;
+    t->force_impulse += fb_v3_norm(j);
+    t->torque_impulse += fb_v3_norm(l);
+    t->peak_force = fmax(t->peak_force, fb_v3_norm(s->support_f));
+    t->peak_torque = fmax(t->peak_torque, fb_v3_norm(s->support_n));
+}
+
+void fb_sim_root_support(const fb_sim* s, fb_v3* force, fb_v3* torque, fb_assist_totals* tot) {
+    fb_v3 f = s->support_f, n = s->support_n;
+    fb_assist_totals t = s->support_tot;
+    if (!s->kinematic_root) {
+        fb_tracker_assist(s->tr, &f, &n);
+        t = fb_tracker_totals(s->tr);
+    }
+    t.limit_substeps = fb_tracker_totals(s->tr).limit_substeps;
+    if (force) {
+        *force = f;
+    }
+    if (torque) {
+        *torque = n;
+    }
+    if (tot) {
+        *tot = t;
+    }
 }
 
 fb_status fb_sim_step(fb_sim* s, fb_error* err) {
@@ -782,6 +826,9 @@ fb_status fb_sim_step(fb_sim* s, fb_error* err) {
     const fb_status st = fb_world_step(s->w, err);
     if (st != FB_OK) {
         return st;
+    }
+    if (s->kinematic_root) {
+        support_step(s, q0);
     }
     const double t = fb_tracker_time(s->tr);
     const fb_v3 g = gravity(s);

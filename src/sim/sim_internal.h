@@ -53,6 +53,10 @@ struct fb_sim {
     double imp_time;                 /* s those cover */
     fb_hit_body* touch; /* (nslot x nbody) the bodies each ball touched, hit[k].nbody of them */
     int root;           /* the character's floating root on the world, or -1 */
+    bool kinematic_root; /* a floating root the tracker's rows carry along the clip */
+    fb_v3 support_f, support_n;   /* a kinematic root's wrench in the last step (N, N m: the
+                                     mean over the step, world axes; fb_sim_root_support) */
+    fb_assist_totals support_tot; /* its totals since the start */
     /* the baseline: the character alone in a world of its own, tracked as in the simulation,
      * started from the simulation's state at a ball's first touch and stepped over that hit's
      * window, for what the root and the ground absorbed of it (NULL: none) */

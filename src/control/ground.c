@@ -22,12 +22,14 @@
  *           short of straight, by the least amount, bridged and smoothed over carry_time
  *           (root_drop);
  *   legs    the hip, knee and ankle solved for the target (fb_leg_solve), the toe keeping the
- *           direction the clip gives it in the world and lying flat while it stands.
+ *           direction the clip gives it in the world and lying flat while it stands;
+ *   toes    off the stances, a toe turned to stay GROUND_SWING_CLEARANCE clear of the ground
+ *           (swing_toes).
  *
  * Frames further than blend_time and twice carry_time from every stance keep their pose bit
- * for bit. Then v, a (the input's, corrected by the change the fit sees), v_step, a_step and
- * the feedforward are recomputed as fb_ref_create makes them. Joint ranges are respected by
- * clamping into them (counted in a warning). */
+ * for bit, but for a toe turned clear of the ground. Then v, a (the input's, corrected by the
+ * change the fit sees), v_step, a_step and the feedforward are recomputed as fb_ref_create
+ * makes them. Joint ranges are respected by clamping into them (counted in a warning). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -49,6 +51,13 @@
 
 /* m: a shape this far below the ground after grounding is reported */
 #define GROUND_DEPTH_NOTE 1e-6
+/* m: a swinging toe's least height over the ground (swing_toes). Without it a toe the clip
+ * drags along the floor at 1-1.5 m/s with no gap (131_01's left toe at 0.75-1.05 s, between
+ * two stances, turned out of the floor by the repair) stubs on it in the simulation: its
+ * friction stops the swing and the body's weight goes onto it */
+#define GROUND_SWING_CLEARANCE 0.01
+/* s: the toe's turns smoothed over this either side */
+#define GROUND_SWING_SMOOTH 0.05
 
 fb_ground_opts fb_default_ground_opts(void) {
     return (fb_ground_opts){.blend_time = 0.12, .carry_time = 0.3, .min_knee_bend = 0.15};
@@ -255,6 +264,83 @@ static bool leg_target(const fb_model* m, const fb_ref* ref, const fb_data* d,
     *RT = RF;
     *AT = AF;
     return true;
+}
+
+/* The larger of leg P's foot and toe stance weights at frame i. */
+static double stance_weight(const leg_plan* P, int i) {
+    return fmax(P->wf[i], P->ct >= 0 ? P->wt[i] : 0.0);
+}
+
+/* Swinging toes kept clear of the ground: in every frame off a leg's stances (its foot's and
+ * toe's stance weights below 1) where the toe's lowest point is less than
+ * GROUND_SWING_CLEARANCE (times 1 - that weight) over the ground, the toe's hinge (an end
+ * segment: no joint of the clip moves with it) is turned to reach it, the same way through each
+ * run of such frames (the way that reaches it in more of them, then the one that turns less);
+ * the turns are smoothed over GROUND_SWING_SMOOTH (a running maximum, then a raised cosine,
+ * nothing outside the run) and faded by 1 - the weight: no jump between frames, none at the
+ * stances. buf: 3 nf doubles. */
+static void swing_toes(const fb_model* m, fb_data* d, const leg_plan* P, int nl, fb_ref* out,
+                       fb_plane g, double* buf) {
+    const int nf = out->nframe, nq = m->nq;
+    const int h = (int)lround(GROUND_SWING_SMOOTH / out->dt);
+    double* need[2] = {buf, buf + nf}; /* the turn each way reaches the clearance with */
+    double* env = buf + 2 * (size_t)nf;
+    for (int l = 0; l < nl; l++) {
+        const int t = P[l].leg.toe;
+        if (t < 0 || !fb_ref_end_segment(m, t)) {
+            continue;
+        }
+        for (int i = 0; i < nf; i++) {
+            const double w = stance_weight(&P[l], i);
+            need[0][i] = need[1][i] = 0.0;
+            if (w < 1.0) {
+                memcpy(d->q, out->q + (size_t)i * (size_t)nq, (size_t)nq * sizeof(double));
+                fb_kinematics_pos(m, d);
+                const double target = GROUND_SWING_CLEARANCE * (1.0 - w);
+                need[0][i] = fb_ref_clearing_turn(m, d, t, g, target, +1);
+                need[1][i] = fb_ref_clearing_turn(m, d, t, g, target, -1);
+            }
+        }
+        for (int i = 0; i < nf;) {
+            if (stance_weight(&P[l], i) >= 1.0) {
+                i++;
+                continue;
+            }
+            int j = i; /* the run i..j-1 */
+            int miss[2] = {0, 0};
+            double sum[2] = {0.0, 0.0};
+            while (j < nf && stance_weight(&P[l], j) < 1.0) {
+                for (int w = 0; w < 2; w++) {
+                    miss[w] += isnan(need[w][j]);
+                    sum[w] += isnan(need[w][j]) ? 0.0 : need[w][j];
+                }
+                j++;
+            }
+            const int way = miss[1] != miss[0] ? miss[1] < miss[0] : sum[1] < sum[0];
+            const double* nw = need[way];
+            for (int k = i; k < j; k++) {
+                env[k] = 0.0;
+                for (int x = (k - h > i ? k - h : i); x < j && x <= k + h; x++) {
+                    env[k] = isnan(nw[x]) ? env[k] : fmax(env[k], nw[x]);
+                }
+            }
+            double wsum = 0.0;
+            for (int u = -h; u <= h; u++) {
+                wsum += 0.5 * (1.0 + cos(FB_PI * u / (h + 1)));
+            }
+            for (int k = i; k < j && sum[way] > 0.0; k++) {
+                double turn = 0.0;
+                for (int u = -h; u <= h; u++) {
+                    const double c = 0.5 * (1.0 + cos(FB_PI * u / (h + 1)));
+                    turn += k + u >= i && k + u < j ? c * env[k + u] : 0.0;
+                }
+                double* q = out->q + (size_t)k * (size_t)nq + (size_t)m->q_adr[t];
+                *q += (way == 0 ? 1.0 : -1.0) * (1.0 - stance_weight(&P[l], k)) * turn / wsum;
+                fb_leg_clamp(m, t, q);
+            }
+            i = j;
+        }
+    }
 }
 
 /* ---- the grounded reference --------------------------------------------------------------- */
@@ -614,6 +700,7 @@ fb_ref* fb_ref_grounded(const fb_model* m, const fb_ref* ref, const fb_ground_op
         below += low < -GROUND_DEPTH_NOTE;
         deepest = fmin(deepest, low);
     }
+    swing_toes(m, d, P, nl, out, g, drop); /* in the drop's 3 nf doubles, no longer needed */
     /* what changed: the rates around it */
     double most_turn = 0.0;
     for (int i = 0; i < nf; i++) {

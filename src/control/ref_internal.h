@@ -71,6 +71,17 @@ bool fb_ref_repair_glitches(const fb_model* m, double* qs, int ns, double sample
 bool fb_ref_clear_end_segments(const fb_model* m, double* qs, int ns, int frame0, fb_data* d,
                                const fb_allocator* al, fb_ref* r);
 
+/* Whether body b is an end segment: a hinge with shapes whose descendants are only End Site
+ * markers (turning it moves no joint of the clip). */
+bool fb_ref_end_segment(const fb_model* m, int b);
+
+/* How far end segment b's hinge must turn from its angle in d->q, way `way` (+1, -1), to lift
+ * its lowest point to `target` over g (kinematics of d current), within the joint's range:
+ * the turn's size, 0 when it is there already, NAN when that way does not reach it. d->q and
+ * b's kinematics are as they were on return. */
+double fb_ref_clearing_turn(const fb_model* m, fb_data* d, int b, fb_plane g, double target,
+                            int way);
+
 /* ---- on the ground (placement.c) ------------------------------------------------------------ */
 
 /* Signed height over the plane of body b's lowest shape point (m). Needs FB_STAGE_POS. */

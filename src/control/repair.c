@@ -413,8 +413,7 @@ bool fb_ref_repair_glitches(const fb_model* m, double* qs, int ns, double sample
 #define CLEAR_BISECT 40
 #define CLEAR_STEP (FB_PI / 180.0)
 
-/* Whether body b is an end segment (above). */
-static bool end_hinge(const fb_model* m, int b) {
+bool fb_ref_end_segment(const fb_model* m, int b) {
     if (m->jtype[b] != FB_JOINT_REVOLUTE) {
         return false;
     }
@@ -491,6 +490,20 @@ static bool clearing_angle(const fb_model* m, fb_data* d, int b, double th0, int
     return true;
 }
 
+double fb_ref_clearing_turn(const fb_model* m, fb_data* d, int b, fb_plane g, double target,
+                            int way) {
+    const int qa = m->q_adr[b];
+    const double th0 = d->q[qa];
+    double th = th0;
+    double turn = 0.0;
+    if (fb_lowest_point(m, d, b, g) < target) {
+        turn = clearing_angle(m, d, b, th0, way, g, target, &th) ? fabs(th - th0) : NAN;
+        d->q[qa] = th0;
+        fb_kin_body_pos(m, d, b);
+    }
+    return turn;
+}
+
 /* The turns of body b's hinge from th0 up (turn[0]) and down (turn[1]) that take its shapes
  * to the ground, or - where the joint itself is too low for that (the shape's end at the joint
  * does not move) - as high as they get in a turn; NAN where a way finds none. */
@@ -537,7 +550,7 @@ bool fb_ref_clear_end_segments(const fb_model* m, double* qs, int ns, int frame0
         return false;
     }
     for (int b = 1; b < m->nbody; b++) {
-        if (!end_hinge(m, b)) {
+        if (!fb_ref_end_segment(m, b)) {
             continue;
         }
         const int qa = m->q_adr[b];

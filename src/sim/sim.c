@@ -304,7 +304,7 @@ static void record(fb_sim* s) {
     fb_sim_frame* fr = &s->frames[f];
     memset(fr, 0, sizeof *fr);
     fb_tracker_measure(s->tr, &fr->metrics, s->body_err);
-    if (s->kinematic_root) { /* the tracker measures an assisted root's help; this is its */
+    if (s->kinematic_root) { /* its hold (the tracker measures an assisted root's help only) */
         fr->metrics.assist_force = fb_v3_norm(s->support_f);
         fr->metrics.assist_torque = fb_v3_norm(s->support_n);
     }

@@ -189,7 +189,10 @@ static void fit_rotation(const fit_weights* fw, const double* q, int stride, int
 
 /* GCV choice of body b's (window, degree) pair among `pairs`: for each pair, the fit at every
  * clip frame k (evaluated at k) against the frame itself; rotations by the angle of the
- * fitted tangent vector (the frame is the tangent space's origin). Writes choice (nbody). */
+ * fitted tangent vector (the frame is the tangent space's origin). Writes choice (nbody).
+ * The pairs' windows at frame k all lie in their union, whose tangent vectors log(q_k^-1 q_j)
+ * are computed once for every pair (the same numbers, summed in the same order, as
+ * tangent_sums: 5 times fewer logarithms over the ladder). */
 bool fb_fit_choose(const fb_model* m, int ns, const double* qs, const int (*pairs)[2],
                    int npair, double* score, int* choice) {
     const int nb = m->nbody, nq = m->nq;
@@ -199,36 +202,59 @@ bool fb_fit_choose(const fb_model* m, int ns, const double* qs, const int (*pair
     if (npair == 1) {
         return true;
     }
-    fit_weights fw;
-    for (int c = 0; c < npair; c++) {
-        double* rss = score + (size_t)c * (size_t)nb;
-        memset(rss, 0, (size_t)nb * sizeof(double));
-        double lev = 0.0;
-        for (int k = 0; k < ns; k++) {
-            if (!fit_window_ends(ns, k, k, pairs[c][0], pairs[c][1], &fw)) {
+    fit_weights fw[FIT_NLADDER];
+    double lev[FIT_NLADDER] = {0.0};
+    fb_v3 r[2 * FIT_HALF_WINDOW_MAX + 1];
+    if (npair > FIT_NLADDER) {
+        return false;
+    }
+    memset(score, 0, (size_t)npair * (size_t)nb * sizeof(double));
+    for (int k = 0; k < ns; k++) {
+        int lo = ns, hi = 0; /* the union of the windows: samples lo..hi-1 */
+        for (int c = 0; c < npair; c++) {
+            if (!fit_window_ends(ns, k, k, pairs[c][0], pairs[c][1], &fw[c])) {
                 return false;
             }
-            lev += fw.w[0][k - fw.lo];
-            for (int b = 1; b < nb; b++) {
-                const int qa = m->q_adr[b];
-                const fb_joint_type jt = m->jtype[b];
-                double f[3];
-                const int npos = jt == FB_JOINT_FLOATING ? 3 : (jt == FB_JOINT_REVOLUTE ||
-                                                               jt == FB_JOINT_PRISMATIC) ? 1 : 0;
+            lev[c] += fw[c].w[0][k - fw[c].lo];
+            lo = fw[c].lo < lo ? fw[c].lo : lo;
+            hi = fw[c].lo + fw[c].n > hi ? fw[c].lo + fw[c].n : hi;
+        }
+        for (int b = 1; b < nb; b++) {
+            const int qa = m->q_adr[b];
+            const fb_joint_type jt = m->jtype[b];
+            const int npos = jt == FB_JOINT_FLOATING ? 3 : (jt == FB_JOINT_REVOLUTE ||
+                                                           jt == FB_JOINT_PRISMATIC) ? 1 : 0;
+            const bool rot = jt == FB_JOINT_SPHERICAL || jt == FB_JOINT_FLOATING;
+            const int qr = qa + (jt == FB_JOINT_FLOATING ? 3 : 0);
+            if (rot) {
+                const fb_quat qk_inv = fb_quat_conj(fb_quat_load(qs + (size_t)k * (size_t)nq +
+                                                                 (size_t)qr));
+                for (int x = lo; x < hi; x++) {
+                    const fb_quat qx = fb_quat_load(qs + (size_t)x * (size_t)nq + (size_t)qr);
+                    r[x - lo] = fb_quat_log(fb_quat_mul(qk_inv, qx));
+                }
+            }
+            for (int c = 0; c < npair; c++) {
+                double* rss = score + (size_t)c * (size_t)nb;
                 for (int i = 0; i < npos; i++) {
-                    fit_scalar(&fw, qs, nq, qa + i, 1.0, f);
+                    double f[3];
+                    fit_scalar(&fw[c], qs, nq, qa + i, 1.0, f);
                     const double e = f[0] - qs[(size_t)k * (size_t)nq + (size_t)(qa + i)];
                     rss[b] += e * e;
                 }
-                if (jt == FB_JOINT_SPHERICAL || jt == FB_JOINT_FLOATING) {
-                    fb_v3 sums[3];
-                    tangent_sums(&fw, qs, nq, qa + (jt == FB_JOINT_FLOATING ? 3 : 0), k, sums);
-                    const fb_v3 r = sums[0];
-                    rss[b] += fb_v3_dot(r, r);
+                if (rot) {
+                    fb_v3 s0 = fb_v3_zero();
+                    for (int x = 0; x < fw[c].n; x++) {
+                        s0 = fb_v3_axpy(s0, fw[c].w[0][x], r[fw[c].lo + x - lo]);
+                    }
+                    rss[b] += fb_v3_dot(s0, s0);
                 }
             }
         }
-        const double g = 1.0 - lev / ns;
+    }
+    for (int c = 0; c < npair; c++) {
+        double* rss = score + (size_t)c * (size_t)nb;
+        const double g = 1.0 - lev[c] / ns;
         for (int b = 1; b < nb; b++) {
             rss[b] = (rss[b] / ns) / (g * g);
         }

@@ -227,8 +227,8 @@ bool fb_fit_choose(const fb_model* m, int ns, const double* qs, const int (*pair
             const bool rot = jt == FB_JOINT_SPHERICAL || jt == FB_JOINT_FLOATING;
             const int qr = qa + (jt == FB_JOINT_FLOATING ? 3 : 0);
             if (rot) {
-                const fb_quat qk_inv = fb_quat_conj(fb_quat_load(qs + (size_t)k * (size_t)nq +
-                                                                 (size_t)qr));
+                const fb_quat qk_inv =
+                    fb_quat_conj(fb_quat_load(qs + (size_t)k * (size_t)nq + (size_t)qr));
                 for (int x = lo; x < hi; x++) {
                     const fb_quat qx = fb_quat_load(qs + (size_t)x * (size_t)nq + (size_t)qr);
                     r[x - lo] = fb_quat_log(fb_quat_mul(qk_inv, qx));

@@ -285,6 +285,10 @@ static void swing_toes(const fb_model* m, fb_data* d, const leg_plan* P, int nl,
     const int h = (int)lround(GROUND_SWING_SMOOTH / out->dt);
     double* need[2] = {buf, buf + nf}; /* the turn each way reaches the clearance with */
     double* env = buf + 2 * (size_t)nf;
+    double wsum = 0.0; /* the raised cosine's weights */
+    for (int u = -h; u <= h; u++) {
+        wsum += 0.5 * (1.0 + cos(FB_PI * u / (h + 1)));
+    }
     for (int l = 0; l < nl; l++) {
         const int t = P[l].leg.toe;
         if (t < 0 || !fb_ref_end_segment(m, t)) {
@@ -323,10 +327,6 @@ static void swing_toes(const fb_model* m, fb_data* d, const leg_plan* P, int nl,
                 for (int x = (k - h > i ? k - h : i); x < j && x <= k + h; x++) {
                     env[k] = isnan(nw[x]) ? env[k] : fmax(env[k], nw[x]);
                 }
-            }
-            double wsum = 0.0;
-            for (int u = -h; u <= h; u++) {
-                wsum += 0.5 * (1.0 + cos(FB_PI * u / (h + 1)));
             }
             for (int k = i; k < j && sum[way] > 0.0; k++) {
                 double turn = 0.0;

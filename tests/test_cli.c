@@ -144,14 +144,15 @@ START_TEST(info_describes_a_clip) {
 }
 END_TEST
 
-/* The bundled walk: info names the rules' passive damping; a run with random hits prints each
- * hit's shares in whole percent, never "-0%" (seed 4's first hit: the ground's share is
+/* The bundled walk: info names the rules' passive damping and friction; a run with random hits
+ * prints each hit's shares in whole percent, never "-0%" (seed 4's first hit: the ground's share is
  * -0.3 %, printed "-0%" before it was rounded to a whole percent first). */
 START_TEST(bundled_walk_info_and_hit_shares_read_well) {
     char cmd[1024];
     snprintf(cmd, sizeof cmd, "info '%s/131_01.bvh'", FB_DATA_DIR);
     ck_assert_int_eq(run(cmd, buf, sizeof buf), 0);
     ck_assert_msg(strstr(buf, "damping    0.3 N m s/rad on every joint but the root"), "%s", buf);
+    ck_assert_msg(strstr(buf, "friction   0.1 N m on every dof but the root's"), "%s", buf);
     char dir[64], out[256];
     ck_tmpdir(dir, sizeof dir, "shares");
     snprintf(out, sizeof out, "%s/h.bvh", dir);

@@ -14,10 +14,13 @@
  * here. Release: whole clips; AddressSanitizer (about 20x slower): the first 2 s of each clip
  * and fewer seeds, so the asan tree stays within the CI's budget.
  * The ragdoll: the same character dropped from standing with zero torques (no tracker), from
- * 21 standing frames of the clip (0, 10, ..., 200), with the rules' passive joint damping and
- * rolling resistance: asserted, no drop past any range by more than 1 deg (the world's limit
- * projection) nor gaining energy of its own beyond the integrator's, every one at rest by the
- * end (4 s), and three in four within 3 s (docs/CONSTRAINTS.md, "The ragdoll"). */
+ * 21 standing frames of the clip (0, 10, ..., 200; under the sanitizer 5 of them), with the
+ * rules' passive joint damping and friction and rolling resistance: asserted, no drop past any
+ * range by more than 1 deg (the world's limit projection) nor gaining energy of its own beyond
+ * the integrator's, and every one at rest within 3 s (docs/CONSTRAINTS.md, "The ragdoll").
+ * FB_RAGDOLL_SURVEY=1 drops it from every 12th frame of the whole clip instead (83 drops),
+ * asserting the same but at rest within 3 s for RAGDOLL_SURVEY_SHARE of them and by the end
+ * (4 s) for all. */
 #define _POSIX_C_SOURCE 200809L /* mkdtemp */
 #include <math.h>
 #include <stdbool.h>
@@ -456,24 +459,30 @@ static double past_range(const fb_model* m, int b, const double* q) {
 
 /* Ragdoll targets (issue 17): at rest within 3 s (kinetic energy below 1e-3 J), nothing past
  * its range (here: by more than 1 deg; the world projects a joint back once it is limit_tol,
- * 0.25 deg, past). The test asserts the second for every drop, that no fall gains energy of
- * its own beyond the integrator's (total energy rises in single steps by at most RAGDOLL_GAIN
- * of what it loses), every drop at rest by its end (4 s), and the first for
- * RAGDOLL_REST_SHARE of the drops: the others come to rest up to 0.73 s later, one of them
- * still moving with 7.3 J at 3 s (docs/CONSTRAINTS.md, "The ragdoll"). */
+ * 0.25 deg, past). The test asserts both for every drop, that no fall gains energy of its own
+ * beyond the integrator's (total energy rises in single steps by at most RAGDOLL_GAIN of what
+ * it loses), and every drop at rest by its end (4 s). Over the whole clip (the survey) some
+ * drops topple late from a propped posture: 81 of 83 at rest within 3 s, the last at 3.79 s
+ * (docs/CONSTRAINTS.md, "The ragdoll"). */
 #define RAGDOLL_RATE 240.0  /* Hz: simulate's (gains init's) */
 #define RAGDOLL_REST_TIME 3.0
 #define RAGDOLL_REST_KE 1e-3
 #define RAGDOLL_RANGE_TOL 1.0
 #define RAGDOLL_GAIN 0.05
-#define RAGDOLL_REST_SHARE 0.75
+#if !CK_ASAN
 #define RAGDOLL_FRAME_STEP 10
+#else
+#define RAGDOLL_FRAME_STEP 50 /* 5 of the 21 drops: a limp body steps slowly (joint friction) */
+#endif
 #define RAGDOLL_FRAME_LAST 200
+#define RAGDOLL_SURVEY_STEP 12 /* frames 0, 12, ..., 984 of the 994 */
+#define RAGDOLL_SURVEY_LAST 984
+#define RAGDOLL_SURVEY_SHARE 0.95
 
 /* One drop from clip frame f0; prints its figures, asserts no energy gained beyond the
- * integrator's, and returns the kinetic energy at RAGDOLL_REST_TIME and the furthest past a
- * range (deg). */
-static void ragdoll_drop(int f0, double* ke_at_rest_time, double* past, bool* rests) {
+ * integrator's, and returns when the kinetic energy went below RAGDOLL_REST_KE for good (s;
+ * INFINITY if not by the end, 4 s; *rests false) and the furthest past a range (deg). */
+static void ragdoll_drop(int f0, double* rest_time, double* past, bool* rests) {
     fb_clip* clip;
     fb_character* ch;
     ck_load_character(FB_DATA_DIR "/131_01.bvh", FB_DATA_DIR "/character_rules.json", &clip,
@@ -551,7 +560,7 @@ static void ragdoll_drop(int f0, double* ke_at_rest_time, double* past, bool* re
     fb_motion_destroy(mo);
     fb_character_destroy(ch);
     fb_clip_destroy(clip);
-    *ke_at_rest_time = ke_rest;
+    *rest_time = at_rest > 0 ? at_rest / RAGDOLL_RATE : INFINITY;
     *rests = at_rest > 0;
     *past = worst;
 }
@@ -559,15 +568,22 @@ static void ragdoll_drop(int f0, double* ke_at_rest_time, double* past, bool* re
 /* The drops from the clip's standing frames 0, 10, ..., 200: every one within
  * RAGDOLL_RANGE_TOL of its ranges (6.9 deg past without the world's limit projection: red),
  * every one at rest at the end (4 s; frame 0's creeps past it without the rules' rolling
- * resistance: red), and RAGDOLL_REST_SHARE of them at rest by RAGDOLL_REST_TIME. */
+ * resistance: red) and by RAGDOLL_REST_TIME (without the rules' joint friction 3 of the 21
+ * are not: red). */
 START_TEST(ragdoll_dropped_from_standing) {
+    const char* env = getenv("FB_RAGDOLL_SURVEY");
+    const bool survey = env && strcmp(env, "1") == 0;
+    const int step = survey ? RAGDOLL_SURVEY_STEP : RAGDOLL_FRAME_STEP;
+    const int last = survey ? RAGDOLL_SURVEY_LAST : RAGDOLL_FRAME_LAST;
+    const double share = survey ? RAGDOLL_SURVEY_SHARE : 1.0;
     double worst = 0.0;
     int rest = 0, drops = 0, worst_frame = 0, late = -1;
-    for (int f0 = 0; f0 <= RAGDOLL_FRAME_LAST; f0 += RAGDOLL_FRAME_STEP) {
-        double ke, past;
+    for (int f0 = 0; f0 <= last; f0 += step) {
+        double rest_time, past;
         bool rests;
-        ragdoll_drop(f0, &ke, &past, &rests);
-        rest += ke < RAGDOLL_REST_KE;
+        ragdoll_drop(f0, &rest_time, &past, &rests);
+        /* below RAGDOLL_REST_KE from then on to the end */
+        rest += rest_time <= RAGDOLL_REST_TIME;
         drops++;
         if (past > worst) {
             worst = past;
@@ -586,8 +602,8 @@ START_TEST(ragdoll_dropped_from_standing) {
     ck_assert_msg(worst <= RAGDOLL_RANGE_TOL, "frame %d's drop: %g deg past a range", worst_frame,
                   worst);
     ck_assert_msg(late < 0, "frame %d's drop is not at rest by 4 s", late);
-    ck_assert_msg(rest >= RAGDOLL_REST_SHARE * drops, "%d of %d drops at rest by %g s", rest,
-                  drops, RAGDOLL_REST_TIME);
+    ck_assert_msg(rest >= share * drops, "%d of %d drops at rest by %g s", rest, drops,
+                  RAGDOLL_REST_TIME);
 }
 END_TEST
 

@@ -733,6 +733,7 @@ START_TEST(rules_files_are_checked) {
         {"{\"density\": -1}", "density: expected a number"},
         {"{\"joint_damping\": -0.3}", "joint_damping: expected a number from 0 to 100"},
         {"{\"joint_damping\": \"0.3\"}", "joint_damping: expected a number"},
+        {"{\"joint_friction\": -0.1}", "joint_friction: expected a number from 0 to 100"},
         {"{\"rolling_resistance\": 0.5}", "rolling_resistance: expected a number from 0 to 0.1"},
         {"{\"parts\": [{\"match\": \"arm\"}]}", "parts[0]: expected both"},
         {"{\"parts\": [{\"match\": \"arm\", \"radius\": 0.1, \"segment\": \"tail\"}]}",

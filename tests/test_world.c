@@ -136,12 +136,20 @@ START_TEST(box_on_slope_sticks_or_slides) {
 END_TEST
 
 /* Height (above the ground) of the first bounce of a ball of radius r dropped from 1 m. */
-/* A solid ball (radius 0.1 m) on a plane tilted by theta about Z, friction 1 (it rolls without
- * slipping), rolling resistance `length`, released at rest; returns how far its centre moved
- * down the slope in t seconds (and in all, *moved). */
-static double rolling_run(double theta, double length, double t, double* moved) {
-    const double r = 0.1;
-    const fb_model* m = ball_model(r, 1000.0);
+#define CAPSULE_R 0.05 /* m: the rolling capsule's radius and its axis' length */
+#define CAPSULE_L 0.3
+
+/* A solid ball (radius 0.1 m), or a capsule (CAPSULE_R, CAPSULE_L) lying with its axis along
+ * Z, on a plane tilted by theta about Z, friction 1 (it rolls without slipping), rolling
+ * resistance `length`, released at rest; returns how far its centre moved down the slope in t
+ * seconds (and in all, *moved). The capsule touches at two points, its two ends. */
+static double rolling_run(double theta, double length, double t, bool capsule, double* moved) {
+    const double r = capsule ? CAPSULE_R : 0.1;
+    const fb_model* m = capsule
+                            ? ck_free_body(ck_shape_capsule(r, fb_v3_make(0, 0, -0.5 * CAPSULE_L),
+                                                            fb_v3_make(0, 0, 0.5 * CAPSULE_L)),
+                                           1000.0)
+                            : ball_model(r, 1000.0);
     fb_world_opts o = fb_default_world_opts();
     o.plane.n = fb_v3_make(-sin(theta), cos(theta), 0.0);
     fb_world* w = ck_world(1, &m, &o);
@@ -169,23 +177,43 @@ static double rolling_run(double theta, double length, double t, double* moved) 
  * theta) m r^2 / (m r^2 + I) = (5/7) g (...) for a solid ball (I = 2/5 m r^2), as a rolling
  * ball without resistance does at (5/7) g sin theta; a = 2 s / t^2 over 1.5 s (the ball
  * then turns at 18 rad/s; with the explicit body-frame velocity step the world had before
- * fb_velocity_step, 16 % more acceleration by then). */
+ * fb_velocity_step, 16 % more acceleration by then). A capsule lying across the slope touches
+ * it at its two ends, which hold it from rolling but about its axis: each resists that with up
+ * to length times its own normal force, so the same closed forms hold with the capsule's r and
+ * its moment of inertia about its axis, computed here (a cylinder's m r^2 / 2 and a ball's
+ * 2/5 m r^2); without those rows it rolled freely (red). */
 START_TEST(ball_on_slope_rolls_or_rests_by_its_rolling_resistance) {
     double moved;
     /* tan 5 deg = 0.087 < 0.01 / 0.1 = 0.1: rests */
-    (void)rolling_run(5 * DEG, 0.01, 3.0, &moved);
+    (void)rolling_run(5 * DEG, 0.01, 3.0, false, &moved);
     printf("ball on a 5 deg slope, rolling resistance 1 cm (r 0.1 m): moved %.3g m in 3 s\n",
            moved);
     ck_assert_msg(moved < 1e-3, "a resting ball moved %g m", moved);
     for (int k = 0; k < 2; k++) {
         const double theta = 10 * DEG, length = k == 0 ? 0.0 : 0.01, r = 0.1, t = 1.5;
-        const double a = 2.0 * rolling_run(theta, length, t, &moved) / (t * t);
+        const double a = 2.0 * rolling_run(theta, length, t, false, &moved) / (t * t);
         const double expect = 5.0 / 7.0 * G * (sin(theta) - length / r * cos(theta));
         printf("ball on a 10 deg slope, rolling resistance %g m: a = %.5g m/s^2, expected %.5g "
                "(%.2f%%)\n",
                length, a, expect, 100.0 * (a / expect - 1.0));
         fb_ck_near(a, expect, 0.03, 0.0);
     }
+    /* the capsule: tan 10 deg = 0.18 < 0.01 / 0.05 = 0.2 rests; at 15 deg (0.27) rolls */
+    const double r = CAPSULE_R, mc = 1000.0 * FB_PI * r * r * CAPSULE_L,
+                 ms = 1000.0 * 4.0 / 3.0 * FB_PI * r * r * r;
+    const double ratio = (0.5 * mc * r * r + 0.4 * ms * r * r) / ((mc + ms) * r * r);
+    (void)rolling_run(10 * DEG, 0.01, 3.0, true, &moved);
+    printf("capsule (r %g m) lying across a 10 deg slope, rolling resistance 1 cm: moved %.3g m "
+           "in 3 s\n",
+           r, moved);
+    ck_assert_msg(moved < 1e-3, "a resting capsule moved %g m", moved);
+    const double theta = 15 * DEG, length = 0.01, t = 1.0;
+    const double a = 2.0 * rolling_run(theta, length, t, true, &moved) / (t * t);
+    const double expect = G * (sin(theta) - length / r * cos(theta)) / (1.0 + ratio);
+    printf("capsule across a 15 deg slope, rolling resistance %g m: a = %.5g m/s^2, expected "
+           "%.5g (%.2f%%)\n",
+           length, a, expect, 100.0 * (a / expect - 1.0));
+    fb_ck_near(a, expect, 0.03, 0.0);
 }
 END_TEST
 
@@ -225,6 +253,155 @@ START_TEST(spinning_ball_keeps_its_energy) {
         fb_world_destroy(w);
         fb_model_destroy(m);
     }
+}
+END_TEST
+
+/* An unbounded row on dof `dof` of articulation 0 aiming at acceleration `target`. */
+static fb_row dof_row(int dof, double target) {
+    fb_row row = fb_default_row();
+    row.type = FB_ROW_DOF;
+    row.art = 0;
+    row.dof = dof;
+    row.lo = -INFINITY;
+    row.hi = INFINITY;
+    row.target = target;
+    return row;
+}
+
+/* ---- joint friction ---------------------------------------------------------------------- */
+
+#define ROD_RHO 700.0 /* kg/m^3: a 4 x 30 x 4 cm rod, its joint at one end */
+#define ROD_A 0.04
+#define ROD_L 0.3
+
+/* The rod's moment of inertia about an axis through its joint across it (x or z): a box's
+ * m (a^2 + L^2) / 12 about its centre, and m (L/2)^2 more (parallel axes). */
+static double rod_inertia(void) {
+    const double mass = ROD_RHO * ROD_A * ROD_L * ROD_A;
+    return mass * (ROD_A * ROD_A + ROD_L * ROD_L) / 12.0 + mass * 0.25 * ROD_L * ROD_L;
+}
+
+/* The rod on one joint of type t at the world (its range lim, or none for NULL), zero gravity,
+ * with joint damping b and friction f. */
+static fb_model* rod_model(fb_joint_type t, const fb_joint_limit* lim, double b, double f) {
+    fb_error err;
+    fb_model* m = ck_model(fb_model_create(1, NULL, &err), &err);
+    fb_body_def def = fb_default_body_def();
+    def.name = "rod";
+    def.joint = t;
+    def.axis = fb_v3_make(0, 0, 1);
+    def.inertia =
+        fb_rbi_box(ROD_RHO, fb_v3_make(ROD_A, ROD_L, ROD_A), fb_v3_make(0, -0.5 * ROD_L, 0));
+    if (lim) {
+        def.limit = *lim;
+    }
+    def.damping = b;
+    def.friction = f;
+    ck_assert_msg(fb_model_add_body(m, &def, NULL, &err) == FB_OK, "%s", err.msg);
+    ck_assert_int_eq(fb_model_set_gravity(m, fb_v3_zero(), &err), FB_OK);
+    ck_assert_msg(fb_model_finalize(m, &err) == FB_OK, "%s", err.msg);
+    return m;
+}
+
+/* The rod with joint friction f set after it is built (fb_model_set_friction), no damping. */
+static fb_model* friction_rod(fb_joint_type t, double f) {
+    fb_model* m = rod_model(t, NULL, 0.0, 0.0);
+    fb_error err;
+    ck_assert_int_eq(fb_model_set_friction(m, 1, f, &err), FB_OK);
+    return m;
+}
+
+/* Runs the rod for `seconds` with torque tau on its first dof from velocity qd0 on it (the
+ * other dofs at rest); returns the first dof's velocity then and, in *others, the largest
+ * |velocity| of the others on the way; *rows: the rows of the last step. */
+static double friction_run(const fb_model* m, double tau, double qd0, double seconds,
+                           fb_world_hook hook, double* others, int* rows) {
+    fb_world_opts o = fb_default_world_opts();
+    o.ground = false;
+    fb_world* w = ck_world(1, &m, &o);
+    fb_world_set_hook(w, hook, NULL);
+    fb_data* d = fb_world_data(w, 0);
+    d->qd[0] = qd0;
+    *others = 0.0;
+    for (int k = 0; k < (int)lround(seconds / o.dt); k++) {
+        d->tau[0] = tau;
+        ck_step(w);
+        for (int j = 1; j < m->nv; j++) {
+            *others = fmax(*others, fabs(d->qd[j]));
+        }
+    }
+    const double v = d->qd[0];
+    *rows = fb_world_get_stats(w)->rows;
+    fb_world_destroy(w);
+    return v;
+}
+
+#define HELD_ACC 1.0 /* rad/s^2 */
+
+/* A caller's row holding the rod's first dof at HELD_ACC. */
+static fb_status hold_first_dof(void* user, fb_world* w, fb_hook_phase phase, double t, double h,
+                                fb_csys* cs, fb_error* err) {
+    (void)user;
+    (void)w;
+    (void)t;
+    (void)h;
+    if (phase != FB_HOOK_ROWS) {
+        return FB_OK;
+    }
+    const fb_row row = dof_row(0, HELD_ACC);
+    return fb_csys_add_row(cs, &row, err);
+}
+
+/* Joint friction (fb_model_set_friction: dry friction, a world row per dof bounded by f), with
+ * closed forms for a rod of inertia I about its joint (computed here from its size): under a
+ * torque below f it never moves; above, it turns at (tau - f) / I; let go at w0 it slows at
+ * f / I and stops for good at t* = I w0 / f (half its speed at t* / 2); a ball joint spun
+ * about the rod's cross axis x (a principal axis: no gyroscopic torque) the same, its other
+ * dofs still. A dof a caller's row holds gets no friction row: it follows the row exactly. */
+START_TEST(joint_friction_holds_slows_and_stops_a_rod) {
+    const double f = 0.01, I = rod_inertia(), w0 = 2.0, t_stop = I * w0 / f;
+    double others, v;
+    int rows;
+    for (int ball = 0; ball < 2; ball++) {
+        fb_model* m = friction_rod(ball ? FB_JOINT_SPHERICAL : FB_JOINT_REVOLUTE, f);
+        const char* name = ball ? "ball joint" : "hinge";
+        v = friction_run(m, 0.5 * f, 0.0, 1.0, NULL, &others, &rows);
+        printf("joint friction, %s: under half its friction 1 s: %.3g rad/s (%d rows)\n", name, v,
+               rows);
+        ck_assert_double_le(fabs(v), 1e-12);
+        ck_assert_int_eq(rows, ball ? 3 : 1);
+        const double expect = (2.0 * f - f) / I;
+        v = friction_run(m, 2.0 * f, 0.0, 1.0, NULL, &others, &rows);
+        printf("  under twice its friction 1 s: %.9g rad/s, (tau - f) t / I = %.9g\n", v, expect);
+        fb_ck_near(v, expect, 1e-9, 0.0);
+        /* about t* / 2, on a step (1/480 s) */
+        const double t_half = round(0.5 * t_stop * 480.0) / 480.0;
+        const double half = friction_run(m, 0.0, w0, t_half, NULL, &others, &rows);
+        v = friction_run(m, 0.0, w0, 2.0 * t_stop, NULL, &others, &rows);
+        printf("  let go at %g rad/s: %.9g rad/s at %.4f s (w0 - f t / I = %.9g), %.3g at 2 t* "
+               "= %.3f s, other dofs up to %.3g rad/s\n",
+               w0, half, t_half, w0 - f * t_half / I, v, 2.0 * t_stop, others);
+        fb_ck_near(half, w0 - f * t_half / I, 1e-9, 0.0);
+        ck_assert_double_le(fabs(v), 1e-12);
+        ck_assert_double_le(others, 1e-12);
+        fb_model_destroy(m);
+    }
+    fb_model* m = friction_rod(FB_JOINT_REVOLUTE, f);
+    v = friction_run(m, 0.0, 0.0, 1.0, hold_first_dof, &others, &rows);
+    printf("  held by a caller's row at %g rad/s^2: %.12g rad/s after 1 s, %d row\n", HELD_ACC, v,
+           rows);
+    fb_ck_near(v, HELD_ACC, 1e-12, 0.0);
+    ck_assert_int_eq(rows, 1);
+    /* refused: negative, on no body, on a floating joint */
+    fb_error err;
+    ck_assert_int_eq(fb_model_set_friction(m, 1, -0.1, &err), FB_EINVAL);
+    ck_assert_msg(strstr(err.msg, "friction: expected >= 0"), "%s", err.msg);
+    ck_assert_int_eq(fb_model_set_friction(m, 2, 0.1, &err), FB_EINVAL);
+    fb_model_destroy(m);
+    m = ball_model(0.1, 1000.0);
+    ck_assert_int_eq(fb_model_set_friction(m, 1, 0.1, &err), FB_EINVAL);
+    ck_assert_msg(strstr(err.msg, "a floating joint has none"), "%s", err.msg);
+    fb_model_destroy(m);
 }
 END_TEST
 
@@ -515,22 +692,10 @@ START_TEST(projection_brings_joints_back_within_their_ranges) {
 }
 END_TEST
 
-/* A 30 cm rod hanging from the world on one joint of type t with limit lim, in zero gravity,
- * with joint damping so that a steady push settles. */
+/* The 30 cm rod hanging from the world on one joint of type t with limit lim, in zero
+ * gravity, with joint damping so that a steady push settles. */
 static fb_model* pushed_rod(fb_joint_type t, const fb_joint_limit* lim) {
-    fb_error err;
-    fb_model* m = ck_model(fb_model_create(1, NULL, &err), &err);
-    fb_body_def def = fb_default_body_def();
-    def.name = "rod";
-    def.joint = t;
-    def.axis = fb_v3_make(0, 0, 1);
-    def.inertia = fb_rbi_box(700.0, fb_v3_make(0.04, 0.3, 0.04), fb_v3_make(0, -0.15, 0));
-    def.limit = *lim;
-    def.damping = 0.3;
-    ck_assert_msg(fb_model_add_body(m, &def, NULL, &err) == FB_OK, "%s", err.msg);
-    ck_assert_int_eq(fb_model_set_gravity(m, fb_v3_zero(), &err), FB_OK);
-    ck_assert_msg(fb_model_finalize(m, &err) == FB_OK, "%s", err.msg);
-    return m;
+    return rod_model(t, lim, 0.3, 0.0);
 }
 
 /* Pushes the rod for 2 s with a torque of 2 N m about `dir` (joint frame; for a hinge, its
@@ -639,12 +804,7 @@ static fb_status hold_0_and_2(void* user, fb_world* w, fb_hook_phase phase, doub
     (void)t;
     (void)h;
     for (int k = 0; phase == FB_HOOK_ROWS && k <= 2; k += 2) {
-        fb_row row = fb_default_row();
-        row.type = FB_ROW_DOF;
-        row.art = 0;
-        row.dof = k;
-        row.lo = -INFINITY;
-        row.hi = INFINITY;
+        const fb_row row = dof_row(k, 0.0);
         const fb_status s = fb_csys_add_row(cs, &row, err);
         if (s != FB_OK) {
             return s;
@@ -910,13 +1070,7 @@ static fb_status drive_chain(void* user, fb_world* w, fb_hook_phase phase, doubl
         }
         return FB_OK;
     }
-    fb_row row = fb_default_row();
-    row.type = FB_ROW_DOF;
-    row.art = 0;
-    row.dof = 6;
-    row.lo = -INFINITY;
-    row.hi = INFINITY;
-    row.target = 2.0;
+    fb_row row = dof_row(6, 2.0);
     row.id = 77;
     return fb_csys_add_row(cs, &row, err);
 }
@@ -1853,6 +2007,7 @@ static Suite* world_suite(void) {
     tcase_add_test(tc, box_on_slope_sticks_or_slides);
     tcase_add_test(tc, ball_on_slope_rolls_or_rests_by_its_rolling_resistance);
     tcase_add_test(tc, spinning_ball_keeps_its_energy);
+    tcase_add_test(tc, joint_friction_holds_slows_and_stops_a_rod);
     tcase_add_test(tc, ball_bounces_to_e_squared);
     tcase_add_test(tc, ragdoll_comes_to_rest);
     tcase_add_test(tc, hinge_chain_stays_within_limits);

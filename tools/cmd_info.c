@@ -185,19 +185,25 @@ static void print_info(const clip_args* a, const fb_clip* c, const fb_character*
            a->build.mass > 0.0 && a->build.mass_model == FB_MASS_DENSITY ? ", scaled to --mass"
                                                                          : "",
            ch->height);
-    /* passive damping: the rules give every joint but the root the same */
-    double damping = 0.0;
+    /* passive damping and friction: the rules give every joint but the root the same */
+    double damping = 0.0, friction = 0.0;
     for (int b = 1; b < m->nbody; b++) {
         damping = fmax(damping, m->damping[b]);
+        friction = fmax(friction, m->friction[b]);
     }
     if (damping > 0.0) {
         printf("damping    %.3g N m s/rad on every joint but the root (passive: the rules' "
                "joint_damping)\n",
                damping);
     }
+    if (friction > 0.0) {
+        printf("friction   %.3g N m on every dof but the root's, where no controller holds it "
+               "(passive: the rules' joint_friction)\n",
+               friction);
+    }
     if (ch->rolling_resistance > 0.0) {
-        printf("rolling    %.3g m: a body on the ground at one point resists rolling up to that "
-               "times its weight on it (the rules' rolling_resistance)\n",
+        printf("rolling    %.3g m: a body on the ground at one or two points resists rolling up "
+               "to that times its weight on each (the rules' rolling_resistance)\n",
                ch->rolling_resistance);
     }
     /* the bone column only where position channels give bones */

@@ -90,15 +90,18 @@ FB_API fb_status fb_contact_rows(fb_csys* cs, const fb_contact* c, int n, double
                                  const double* normal_target, fb_error* err);
 
 /* Rolling resistance of one contact of body A with the ground (art_b < 0) whose normal row is
- * row `normal` of cs: two rows on A's angular velocity about the ground's two tangent axes
- * (the rolling), each aiming at no rolling and bounded by `length` times the normal force (a
+ * row `normal` of cs: with axis NULL two rows on A's angular velocity about the ground's two
+ * tangent axes (the rolling), else one about `axis` (world, unit, perpendicular to the
+ * contact's normal: the line through a body's two contacts, about which they leave it free
+ * to roll), each aiming at no rolling and bounded by `length` times the normal force (a
  * torque: the normal force's centre moving at most `length` (m) from the contact point within
  * the contact patch before the body rolls, as MuJoCo's rolling friction, condim 6). Each row is
  * a couple, a pair of opposite forces on A 1 m apart along the normal (FB_ROW_POINT with
  * body_b == body), so its multiplier is the torque in N m. FB_EINVAL for a contact between
- * articulations or length < 0. Needs FB_STAGE_POS in the articulation. */
+ * articulations, length < 0 or an axis not unit and perpendicular to the normal (to 1e-9).
+ * Needs FB_STAGE_POS in the articulation. */
 FB_API fb_status fb_contact_rolling_rows(fb_csys* cs, const fb_contact* c, int normal,
-                                         double length, fb_error* err);
+                                         double length, const fb_v3* axis, fb_error* err);
 
 #ifdef __cplusplus
 }

@@ -221,6 +221,8 @@ typedef struct fb_rules {
     double density;       /* kg/m^3 */
     double default_radius; /* m, for joints no part pattern matches */
     double joint_damping; /* N m s/rad, passive damping of every joint but the root (0: none) */
+    double joint_friction;     /* N m, passive dry friction of every joint but the root (0: none;
+                                  fb_model_set_friction) */
     double rolling_resistance; /* m, of the body's shapes on the ground (0: none;
                                   fb_world_set_rolling) */
     int npart;

@@ -99,6 +99,8 @@ typedef struct fb_body_def {
     fb_joint_limit limit; /* range of motion; off by default */
     double damping;       /* passive joint damping b >= 0 (N m s/rad, N s/m): the joint feels
                              -b qd on each of its dofs (floating joints: none); default 0 */
+    double friction;      /* passive joint friction f >= 0 (N m, N): each dof resists moving
+                             with up to f, a world row (floating joints: none); default 0 */
 } fb_body_def;
 
 /* A def with parent 0, a FIXED joint, identity X_tree, axis (0,0,1) and zero inertia. */
@@ -124,6 +126,8 @@ typedef struct fb_model {
     fb_rbi* I;             /* (nbody) body inertia in body coordinates */
     fb_joint_limit* limit; /* (nbody) joint range of motion (limit[i].on) */
     double* damping;       /* (nbody) passive joint damping b: ABA adds -b qd to tau */
+    double* friction;      /* (nbody) passive joint friction f per dof: the world's rows
+                              (fb_world_step; dynamics functions leave it out) */
     char (*name)[FB_NAME_MAX]; /* (nbody) body names; world is "world" */
     fb_mv* S;              /* (nv) motion subspace column of each dof, child coordinates */
     int* dof_body;         /* (nv) body owning each dof */
@@ -171,6 +175,13 @@ FB_API fb_status fb_model_set_limit(fb_model* m, int body, const fb_joint_limit*
 /* Sets body i's passive joint damping (any time: it changes no structure). FB_EINVAL for a
  * negative or non-finite value or a floating joint. */
 FB_API fb_status fb_model_set_damping(fb_model* m, int body, double damping, fb_error* err);
+
+/* Sets body i's passive joint friction (dry friction, MuJoCo's frictionloss): each dof of its
+ * joint resists moving with a torque (force) up to `friction`, and holds still under less. It
+ * is a constraint, not a force ABA knows: a world step adds a row for each dof of an
+ * articulation that no caller's row holds (docs/CONSTRAINTS.md, "Joint friction"). Any time;
+ * FB_EINVAL as fb_model_set_damping. */
+FB_API fb_status fb_model_set_friction(fb_model* m, int body, double friction, fb_error* err);
 
 /* Body index by name, or -1. */
 FB_API int fb_model_body_by_name(const fb_model* m, const char* name);

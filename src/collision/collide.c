@@ -550,19 +550,33 @@ fb_status fb_contact_rows(fb_csys* cs, const fb_contact* c, int n, double mu,
 #define ROLLING_ID_BIT (UINT64_C(1) << 62)
 
 fb_status fb_contact_rolling_rows(fb_csys* cs, const fb_contact* c, int normal, double length,
-                                  fb_error* err) {
+                                  const fb_v3* axis, fb_error* err) {
     if (c->art_b >= 0 || !(length >= 0.0)) {
         return fb_fail(err, FB_EINVAL,
                        "rolling rows: expected a contact with the ground and a length >= 0, "
                        "found art_b %d, length %g",
                        c->art_b, length);
     }
+    if (axis != NULL &&
+        !(fabs(fb_v3_dot(*axis, *axis) - 1.0) < 1e-9 && fabs(fb_v3_dot(*axis, c->n)) < 1e-9)) {
+        return fb_fail(err, FB_EINVAL,
+                       "rolling rows: expected a unit axis perpendicular to the normal, found "
+                       "(%g, %g, %g)",
+                       axis->x, axis->y, axis->z);
+    }
     /* omega . (n x t) = t . (omega x n): the velocity along t of A's point p less that of the
-     * point 1 m below it (p - n) */
+     * point 1 m below it (p - n); about a given axis a, t = a x n (n x (a x n) = a for a . n =
+     * 0) */
     const fb_v3 n_body = fb_m3_mv(cs->d[c->art_a]->X_0[c->body_a].E, c->n);
     fb_v3 t[2];
-    tangents(c->n, &t[0], &t[1]);
-    for (int j = 0; j < 2; j++) {
+    int nt = 2;
+    if (axis != NULL) {
+        t[0] = fb_v3_cross(*axis, c->n);
+        nt = 1;
+    } else {
+        tangents(c->n, &t[0], &t[1]);
+    }
+    for (int j = 0; j < nt; j++) {
         fb_row row = fb_default_row();
         row.art = c->art_a;
         row.body = c->body_a;

@@ -599,9 +599,12 @@ fb_character* fb_character_build(const fb_clip* c, const fb_build_opts* opts, fb
         s = fb_ranges_apply(c, &r, ch, end, err);
     }
     ch->rolling_resistance = r.rolling_resistance;
-    for (int b = 1; s == FB_OK && r.joint_damping > 0.0 && b < ch->model->nbody; b++) {
+    for (int b = 1; s == FB_OK && b < ch->model->nbody; b++) {
         if (ch->model->jtype[b] != FB_JOINT_FLOATING && ch->model->jtype[b] != FB_JOINT_FIXED) {
             s = fb_model_set_damping(ch->model, b, r.joint_damping, err);
+            if (s == FB_OK) {
+                s = fb_model_set_friction(ch->model, b, r.joint_friction, err);
+            }
         }
     }
     if (s == FB_OK) {

@@ -359,6 +359,8 @@ static fb_status parse_rules(const char* path, const cJSON* root, fb_rules* r, f
                          err);
         } else if (strcmp(key, "joint_damping") == 0) {
             s = positive(path, key, it, 0.0, 100.0, &r->joint_damping, err);
+        } else if (strcmp(key, "joint_friction") == 0) {
+            s = positive(path, key, it, 0.0, 100.0, &r->joint_friction, err);
         } else if (strcmp(key, "rolling_resistance") == 0) {
             s = positive(path, key, it, 0.0, 0.1, &r->rolling_resistance, err);
         } else if (strcmp(key, "parts") == 0) {
@@ -373,7 +375,7 @@ static fb_status parse_rules(const char* path, const cJSON* root, fb_rules* r, f
         } else {
             s = fb_fail(err, FB_EINVAL,
                         "%s: %s: unknown key (expected density, default_radius, joint_damping, "
-                        "rolling_resistance, parts, hinges, drop, ranges)",
+                        "joint_friction, rolling_resistance, parts, hinges, drop, ranges)",
                         path, key);
         }
         if (s != FB_OK) {

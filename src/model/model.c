@@ -71,6 +71,7 @@ static size_t layout_model(fb_model* m, char* base, int cap) {
     m->I = fb_block_carve(base, &off, nb * sizeof(fb_rbi));
     m->limit = fb_block_carve(base, &off, nb * sizeof(fb_joint_limit));
     m->damping = fb_block_carve(base, &off, nb * sizeof(double));
+    m->friction = fb_block_carve(base, &off, nb * sizeof(double));
     m->name = fb_block_carve(base, &off, nb * FB_NAME_MAX);
     m->S = fb_block_carve(base, &off, nv_max * sizeof(fb_mv));
     m->dof_body = fb_block_carve(base, &off, nv_max * sizeof(int));
@@ -326,28 +327,40 @@ fb_status fb_model_set_limit(fb_model* m, int body, const fb_joint_limit* lim, f
     return fb_ok(err);
 }
 
-static fb_status check_damping(fb_joint_type t, double b, const char* name, fb_error* err) {
+/* A passive joint property (damping, friction): finite, >= 0, and none on a floating or fixed
+ * joint. */
+static fb_status check_passive(fb_joint_type t, double b, const char* what, const char* name,
+                               fb_error* err) {
     if (!(b >= 0.0) || !isfinite(b)) {
-        return fb_fail(err, FB_EINVAL, "body '%s': damping: expected >= 0, found %g", name, b);
+        return fb_fail(err, FB_EINVAL, "body '%s': %s: expected >= 0, found %g", name, what, b);
     }
     if (b > 0.0 && (t == FB_JOINT_FLOATING || t == FB_JOINT_FIXED)) {
-        return fb_fail(err, FB_EINVAL, "body '%s': damping: a %s joint has none", name,
+        return fb_fail(err, FB_EINVAL, "body '%s': %s: a %s joint has none", name, what,
                        fb_joint_type_name(t));
     }
     return FB_OK;
 }
 
-fb_status fb_model_set_damping(fb_model* m, int body, double damping, fb_error* err) {
+static fb_status set_passive(fb_model* m, int body, double value, const char* what, double* field,
+                             fb_error* err) {
     if (body < 1 || body >= m->nbody) {
-        return fb_fail(err, FB_EINVAL, "fb_model_set_damping: body: expected 1..%d, found %d",
+        return fb_fail(err, FB_EINVAL, "fb_model_set_%s: body: expected 1..%d, found %d", what,
                        m->nbody - 1, body);
     }
-    const fb_status s = check_damping(m->jtype[body], damping, m->name[body], err);
+    const fb_status s = check_passive(m->jtype[body], value, what, m->name[body], err);
     if (s != FB_OK) {
         return s;
     }
-    m->damping[body] = damping;
+    field[body] = value;
     return fb_ok(err);
+}
+
+fb_status fb_model_set_damping(fb_model* m, int body, double damping, fb_error* err) {
+    return set_passive(m, body, damping, "damping", m->damping, err);
+}
+
+fb_status fb_model_set_friction(fb_model* m, int body, double friction, fb_error* err) {
+    return set_passive(m, body, friction, "friction", m->friction, err);
 }
 
 fb_status fb_model_add_body(fb_model* m, const fb_body_def* def, int* id, fb_error* err) {
@@ -399,7 +412,10 @@ fb_status fb_model_add_body(fb_model* m, const fb_body_def* def, int* id, fb_err
     fb_joint_limit limit;
     s = check_limit(def->joint, &def->limit, name, &limit, err);
     if (s == FB_OK) {
-        s = check_damping(def->joint, def->damping, name, err);
+        s = check_passive(def->joint, def->damping, "damping", name, err);
+    }
+    if (s == FB_OK) {
+        s = check_passive(def->joint, def->friction, "friction", name, err);
     }
     if (s != FB_OK) {
         return s;
@@ -415,6 +431,7 @@ fb_status fb_model_add_body(fb_model* m, const fb_body_def* def, int* id, fb_err
     m->I[i] = def->inertia;
     m->limit[i] = limit;
     m->damping[i] = def->damping;
+    m->friction[i] = def->friction;
     strcpy(m->name[i], name);
     if (id) {
         *id = i;

@@ -148,6 +148,7 @@ static size_t layout(fb_world* w, char* base, int max_rows) {
         w->self_on[k] = fb_block_carve(base, &off, nb * nb * sizeof(uint8_t));
         w->jimp_sub[k] = fb_block_carve(base, &off, nv * sizeof(double));
         w->jimp_step[k] = fb_block_carve(base, &off, nv * sizeof(double));
+        w->held[k] = fb_block_carve(base, &off, nv * sizeof(uint8_t));
         w->boff[k] = nbimp;
         nbimp += w->m[k]->nbody * (w->nart + 1);
     }
@@ -208,8 +209,9 @@ fb_world* fb_world_create(int nart, const fb_model* const* m, const fb_world_opt
         for (int s = 0; s < m[k]->nshape; s++) {
             w->spheres_only[k] = w->spheres_only[k] && m[k]->shape[s].type == FB_SHAPE_SPHERE;
         }
-        /* rolling rows: two for each body that touches the ground at one point */
-        max_rows += limit_rows_max(m[k]) + HOOK_ROWS_PER_DOF * m[k]->nv + 2 * m[k]->nbody;
+        /* rolling rows: two at most for each body on the ground; joint friction: one per dof */
+        max_rows +=
+            limit_rows_max(m[k]) + HOOK_ROWS_PER_DOF * m[k]->nv + 2 * m[k]->nbody + m[k]->nv;
         post_rows += limit_rows_max(m[k]);
     }
     const size_t size = layout(w, NULL, max_rows);
@@ -406,16 +408,6 @@ static bool contact_known(const fb_contact* c, int n, uint64_t id) {
 
 /* ---- the substep -------------------------------------------------------------------------- */
 
-/* How many of the substep's contacts are between c's body and the ground. */
-static int ground_contacts(const fb_world* w, const fb_contact* c) {
-    int n = 0;
-    for (int k = 0; k < w->ncon; k++) {
-        const fb_contact* o = &w->con[k];
-        n += o->art_b < 0 && o->art_a == c->art_a && o->body_a == c->body_a;
-    }
-    return n;
-}
-
 static fb_status add_contact_rows(fb_world* w, fb_error* err) {
     memcpy(w->con_last, w->con, (size_t)w->ncon * sizeof(fb_contact));
     w->ncon_last = w->ncon;
@@ -429,8 +421,8 @@ static fb_status add_contact_rows(fb_world* w, fb_error* err) {
             return s;
         }
         w->con_row[k] = r0;
-        if (w->roll[c->art_a] > 0.0 && c->art_b < 0 && ground_contacts(w, c) == 1) {
-            const fb_status sr = fb_contact_rolling_rows(w->cs, c, r0, w->roll[c->art_a], err);
+        if (w->roll[c->art_a] > 0.0 && c->art_b < 0) {
+            const fb_status sr = fb_world_add_rolling_rows(w, k, r0, err);
             if (sr != FB_OK) {
                 return sr;
             }
@@ -679,6 +671,9 @@ static fb_status substep(fb_world* w, double h, fb_error* err) {
     if (s == FB_OK && w->hook) {
         s = w->hook(w->user, w, FB_HOOK_ROWS, w->time, h, cs, err);
     }
+    if (s == FB_OK) {
+        s = fb_world_add_friction_rows(w, n_own, err); /* the dofs no caller's row holds */
+    }
     if (s != FB_OK) {
         return s;
     }
@@ -707,8 +702,8 @@ static fb_status substep(fb_world* w, double h, fb_error* err) {
     }
 
     /* Baumgarte targets for unilateral rows; friction rows aim to stop the slip within the
-     * substep (they saturate at mu N while sliding). The critically damped spring
-     * omega^2 d - 2 omega v pushes out at up to omega d / 2: past the depth that gives
+     * substep (they saturate at mu N while sliding; joint friction at f). The critically damped
+     * spring omega^2 d - 2 omega v pushes out at up to omega d / 2: past the depth that gives
      * max_push_speed (max_limit_speed for limits) it sees only that depth, so a deep overlap
      * (a joint driven far past its stop) is undone at that speed rather than flung out. */
     const double omega = w->o.erp / h;
@@ -730,7 +725,7 @@ static fb_status substep(fb_world* w, double h, fb_error* err) {
             } else {
                 row->target = spring - 2.0 * omega * v;
             }
-        } else if (row->friction_of >= 0) {
+        } else if (row->friction_of >= 0 || fb_world_is_friction_row(row)) {
             row->target = -w->vrow[r] / h;
         }
     }

@@ -181,3 +181,46 @@ fb_v3 fb_world_body_impulse(const fb_world* w, int art_a, int body_a, int art_b)
 const double* fb_world_joint_impulse(const fb_world* w, int art) {
     return (art >= 0 && art < w->nart) ? w->jimp_step[art] : NULL;
 }
+
+/* ---- rolling resistance ------------------------------------------------------------------ */
+
+/* How many of the substep's contacts are between contact c's body and the ground; *other: the
+ * last of them that is not c (-1 if none). */
+static int ground_contacts(const fb_world* w, int c, int* other) {
+    const fb_contact* a = &w->con[c];
+    int n = 0;
+    *other = -1;
+    for (int k = 0; k < w->ncon; k++) {
+        const fb_contact* o = &w->con[k];
+        const bool same = o->art_b < 0 && o->art_a == a->art_a && o->body_a == a->body_a;
+        n += same;
+        *other = same && k != c ? k : *other;
+    }
+    return n;
+}
+
+/* Two contacts of a body closer than this along the ground count as one point (the first of
+ * them takes its rows: at most two a body, as the world's row count assumes). */
+#define ROLL_LINE_MIN 1e-4 /* m */
+
+fb_status fb_world_add_rolling_rows(fb_world* w, int k, int r0, fb_error* err) {
+    const fb_contact* c = &w->con[k];
+    const double len = w->roll[c->art_a];
+    int other;
+    const int n = ground_contacts(w, k, &other);
+    if (n == 1) {
+        return fb_contact_rolling_rows(w->cs, c, r0, len, NULL, err);
+    }
+    if (n != 2) {
+        return FB_OK;
+    }
+    /* the line through the two contacts, along the ground (the plane's points are world) */
+    const fb_v3 line = fb_v3_sub(w->con[other].p_b, c->p_b);
+    const fb_v3 along = fb_v3_sub(line, fb_v3_scale(c->n, fb_v3_dot(line, c->n)));
+    const double d = fb_v3_norm(along);
+    if (!(d >= ROLL_LINE_MIN)) {
+        return k < other ? fb_contact_rolling_rows(w->cs, c, r0, len, NULL, err) : FB_OK;
+    }
+    const fb_v3 axis = fb_v3_scale(along, 1.0 / d);
+    return fb_contact_rolling_rows(w->cs, c, r0, len, &axis, err);
+}

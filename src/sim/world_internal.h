@@ -63,6 +63,7 @@ struct fb_world {
      * caller's dof rows: over the substep in progress and over the last step */
     double* jimp_sub[FB_CSYS_MAX_ART];
     double* jimp_step[FB_CSYS_MAX_ART];
+    uint8_t* held[FB_CSYS_MAX_ART]; /* (nv) scratch: dofs a caller's row holds (joint friction) */
     /* sleeping (sleep.c) */
     bool sleep_ok[FB_CSYS_MAX_ART];   /* fb_world_set_sleep: articulation k may sleep */
     bool asleep[FB_CSYS_MAX_ART];     /* k sleeps: the step skips it */
@@ -132,5 +133,22 @@ fb_status fb_world_add_limit_row(fb_world* w, int art, int body, int kind, const
  * (Cline's post-stabilisation); velocities unchanged. w->con must be the contacts at the
  * current positions; the caller makes them anew after. */
 fb_status fb_world_post_stabilize(fb_world* w, fb_error* err);
+
+/* Joint friction (world_limits.c): after the caller's rows (from row `from` of w->cs on), one
+ * row per dof of every articulation awake and not driven whose joint has friction
+ * (fb_model_set_friction) and that no caller's dof row holds, bounded by the friction, aiming
+ * to stop the dof within the substep (the step sets the target); their depth and restitution
+ * are the caller's to set. */
+fb_status fb_world_add_friction_rows(fb_world* w, int from, fb_error* err);
+
+/* Whether row is one of fb_world_add_friction_rows'. */
+bool fb_world_is_friction_row(const fb_row* row);
+
+/* ---- contacts (world_contacts.c) ---- */
+
+/* Rolling resistance (fb_world_set_rolling) for the ground contact w->con[k], whose normal row
+ * is r0 of w->cs: a body touching at one point resists rolling about both tangent axes; at two,
+ * each contact about the line through them, which they leave free; at more, they hold it. */
+fb_status fb_world_add_rolling_rows(fb_world* w, int k, int r0, fb_error* err);
 
 #endif /* FB_SIM_WORLD_INTERNAL_H */

@@ -136,6 +136,53 @@ fb_status fb_world_add_limit_row(fb_world* w, int art, int body, int kind, const
     return s;
 }
 
+/* ---- joint friction ---------------------------------------------------------------------- */
+
+/* Joint friction rows' ids: a limit's, with kinds from here on (dof j of the joint: + j). */
+#define FRICTION_KIND 16
+
+bool fb_world_is_friction_row(const fb_row* row) {
+    return (row->id & LIMIT_ID_BIT) != 0 && (row->id & 0xff) >= FRICTION_KIND;
+}
+
+fb_status fb_world_add_friction_rows(fb_world* w, int from, fb_error* err) {
+    fb_csys* cs = w->cs;
+    for (int k = 0; k < w->nart; k++) {
+        memset(w->held[k], 0, (size_t)w->m[k]->nv);
+    }
+    for (int r = from; r < cs->nrow; r++) {
+        const fb_row* row = &cs->row[r];
+        if (row->type == FB_ROW_DOF) {
+            w->held[row->art][row->dof] = 1;
+        }
+    }
+    for (int k = 0; k < w->nart; k++) {
+        const fb_model* m = w->m[k];
+        for (int b = 1; !w->asleep[k] && !w->driven[k] && b < m->nbody; b++) {
+            const double f = m->friction[b];
+            /* a joint with friction has at most three dofs (none on a floating joint) */
+            for (int j = 0; f > 0.0 && j < m->jnv[b]; j++) {
+                if (w->held[k][m->v_adr[b] + j]) {
+                    continue;
+                }
+                fb_row row = fb_default_row();
+                row.type = FB_ROW_JOINT;
+                row.art = k;
+                row.body = b;
+                row.n = (fb_v3){j == 0, j == 1, j == 2};
+                row.lo = -f;
+                row.hi = f;
+                row.id = limit_id(k, b, FRICTION_KIND + j);
+                const fb_status s = fb_csys_add_row(cs, &row, err);
+                if (s != FB_OK) {
+                    return s;
+                }
+            }
+        }
+    }
+    return FB_OK;
+}
+
 /* ---- post-stabilisation ------------------------------------------------------------------ */
 
 /* Whether fb_world_post_stabilize moves articulation k: awake and not driven. A driven one's

@@ -178,9 +178,10 @@ FB_API fb_status fb_model_set_damping(fb_model* m, int body, double damping, fb_
 
 /* Sets body i's passive joint friction (dry friction, MuJoCo's frictionloss): each dof of its
  * joint resists moving with a torque (force) up to `friction`, and holds still under less. It
- * is a constraint, not a force ABA knows: a world step adds a row for each dof of an
- * articulation that no caller's row holds (docs/CONSTRAINTS.md, "Joint friction"). Any time;
- * FB_EINVAL as fb_model_set_damping. */
+ * is a constraint, not a force ABA knows: a world step adds a row for each such dof of an
+ * articulation not driven (fb_world_set_driven) that no caller's dof row holds; a joint a
+ * controller holds gets none (docs/CONSTRAINTS.md, "Joint friction"). Any time; FB_EINVAL as
+ * fb_model_set_damping. */
 FB_API fb_status fb_model_set_friction(fb_model* m, int body, double friction, fb_error* err);
 
 /* Body index by name, or -1. */

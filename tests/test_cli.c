@@ -145,8 +145,8 @@ START_TEST(info_describes_a_clip) {
 END_TEST
 
 /* The bundled walk: info names the rules' passive damping and friction; a run with random hits
- * prints each hit's shares in whole percent, never "-0%" (seed 4's first hit: the ground's share is
- * -0.3 %, printed "-0%" before it was rounded to a whole percent first). */
+ * prints each hit's shares in whole percent, never "-0%" (seed 4's first hit: the ground's
+ * share is -0.3 %, printed "-0%" before it was rounded to a whole percent first). */
 START_TEST(bundled_walk_info_and_hit_shares_read_well) {
     char cmd[1024];
     snprintf(cmd, sizeof cmd, "info '%s/131_01.bvh'", FB_DATA_DIR);

@@ -568,7 +568,7 @@ static void ragdoll_drop(int f0, double* rest_time, double* past, bool* rests) {
 /* The drops from the clip's standing frames 0, 10, ..., 200: every one within
  * RAGDOLL_RANGE_TOL of its ranges (6.9 deg past without the world's limit projection: red),
  * every one at rest at the end (4 s; frame 0's creeps past it without the rules' rolling
- * resistance: red) and by RAGDOLL_REST_TIME (without the rules' joint friction 3 of the 21
+ * resistance: red) and by RAGDOLL_REST_TIME (without the rules' joint friction 2 of the 21
  * are not: red). */
 START_TEST(ragdoll_dropped_from_standing) {
     const char* env = getenv("FB_RAGDOLL_SURVEY");

@@ -352,6 +352,15 @@ static double rel_sum(fb_v3 a, fb_v3 b) {
     return sqrt(d.x * d.x + d.y * d.y + d.z * d.z) / sqrt(b.x * b.x + b.y * b.y + b.z * b.z);
 }
 
+/* sum plus the change of linear momentum p0 -> p1 over a step of h that neither gravity (mass
+ * mass, gravity g) nor the ground's impulse jg explains: what a root's help or hold gave. */
+static fb_v3 add_unexplained(fb_v3 sum, fb_v3 p0, fb_v3 p1, double mass, fb_v3 g, double h,
+                             fb_v3 jg) {
+    return (fb_v3){sum.x + p1.x - p0.x - mass * g.x * h - jg.x,
+                   sum.y + p1.y - p0.y - mass * g.y * h - jg.y,
+                   sum.z + p1.z - p0.z - mass * g.z * h - jg.z};
+}
+
 /* The character's linear momentum (world, N s) in a simulation. */
 static fb_v3 momentum(fb_sim* s, const fb_model* m) {
     fb_data* d = fb_world_data(fb_sim_world(s), 0);
@@ -512,9 +521,7 @@ START_TEST(an_assisted_roots_help_is_what_moves_its_momentum) {
             continue; /* a halved step: the last substep's help is not the step's */
         }
         const fb_v3 p1 = momentum(s, m), jg = fb_world_pair_impulse(wo, 0, -1);
-        moved = (fb_v3){moved.x + p1.x - p0.x - mass * g.x * h - jg.x,
-                        moved.y + p1.y - p0.y - mass * g.y * h - jg.y,
-                        moved.z + p1.z - p0.z - mass * g.z * h - jg.z};
+        moved = add_unexplained(moved, p0, p1, mass, g, h, jg);
         help = (fb_v3){help.x + f.x * h, help.y + f.y * h, help.z + f.z * h};
         mag += fn * h;
         steps++;
@@ -570,9 +577,7 @@ START_TEST(a_kinematic_roots_hold_is_what_moves_its_momentum) {
         const fb_v3 jg = fb_world_pair_impulse(wo, 0, -1);
         fb_v3 f, n;
         fb_sim_root_support(s, &f, &n, NULL);
-        moved = (fb_v3){moved.x + p1.f.x - p0.f.x - mass * g.x * h - jg.x,
-                        moved.y + p1.f.y - p0.f.y - mass * g.y * h - jg.y,
-                        moved.z + p1.f.z - p0.f.z - mass * g.z * h - jg.z};
+        moved = add_unexplained(moved, p0.f, p1.f, mass, g, h, jg);
         hold = (fb_v3){hold.x + f.x * h, hold.y + f.y * h, hold.z + f.z * h};
         weight_share += f.y * h;
         steps++;

@@ -1338,6 +1338,83 @@ START_TEST(mixed_and_friction_rows_meet_their_conditions) {
 }
 END_TEST
 
+/* The block of joint rows with bounds about zero (a tracker's acceleration rows within their
+ * torque limits) solved together, with unilateral rows between: on random positive definite
+ * K, some well and some badly conditioned (B B^T + eps 1), and bounds tight enough that many
+ * rows end at one, the multipliers meet the box LCP's conditions, checked here with K: each
+ * row within its bounds, its residual w = K lambda + a0 zero where it is inside them and
+ * pointing out of the box where it is at a bound. Solved again from its own answer (the warm
+ * start the world gives it, the rows at a bound held from the start), the same conditions in
+ * at most two sweeps. (The earlier active set clamped every row that left its bounds at once;
+ * on such blocks it could cycle and leave the sweeps at their cap.) */
+START_TEST(block_rows_meet_the_box_lcp_conditions) {
+    scene_rng r = scene_rng_make(11);
+    fb_pgs_opts o = fb_default_pgs_opts();
+    o.max_iter = 2000;
+    o.tol = 1e-13;
+    o.rel_tol = 0.0;
+    o.warm = false;
+    double worst = 0.0;
+    int most_sweeps = 0, most_warm = 0, at_bound = 0;
+    for (int t = 0; t < 300; t++) {
+        const int n = 14, nb = 12;
+        lcp_fixture f;
+        lcp_make(&f, n);
+        random_pd(&r, n, f.cs->K);
+        const double eps = t % 2 ? 1e-3 : 0.25 * n;
+        for (int k = 0; k < n; k++) {
+            f.cs->K[k * n + k] += eps - 0.25 * n;
+            f.cs->a0[k] = scene_rng_uniform(&r, -5.0, 5.0);
+        }
+        for (int k = 0; k < nb; k++) {
+            f.cs->row[k].hi = scene_rng_uniform(&r, 0.05, 1.0);
+            f.cs->row[k].lo = -scene_rng_uniform(&r, 0.05, 1.0);
+        }
+        for (int pass = 0; pass < 2; pass++) {
+            if (pass == 1) {
+                o.warm = true; /* from the multipliers just found, by row identity */
+                for (int k = 0; k < n; k++) {
+                    f.cs->row[k].id = 1 + (uint64_t)k;
+                }
+                fb_csys_solve(f.cs, &o); /* records them under those ids */
+            }
+            fb_csys_solve(f.cs, &o);
+            if (pass == 0) {
+                most_sweeps = f.cs->iterations > most_sweeps ? f.cs->iterations : most_sweeps;
+                ck_assert_msg(f.cs->iterations < o.max_iter, "case %d: at the sweep cap", t);
+            } else {
+                most_warm = f.cs->iterations > most_warm ? f.cs->iterations : most_warm;
+                ck_assert_msg(f.cs->iterations <= 2, "case %d: %d sweeps warm", t,
+                              f.cs->iterations);
+            }
+            double scale = 1.0;
+            for (int k = 0; k < n; k++) {
+                scale = fmax(scale, fabs(f.cs->a0[k]));
+            }
+            for (int k = 0; k < n; k++) {
+                double w = f.cs->a0[k];
+                for (int c = 0; c < n; c++) {
+                    w += f.cs->K[k * n + c] * f.cs->lambda[c];
+                }
+                const double l = f.cs->lambda[k], lo = f.cs->row[k].lo, hi = f.cs->row[k].hi;
+                ck_assert_msg(l >= lo && l <= hi, "case %d row %d: %g outside [%g, %g]", t, k, l,
+                              lo, hi);
+                const double v = l == lo ? fmax(0.0, -w) : (l == hi ? fmax(0.0, w) : fabs(w));
+                at_bound += pass == 0 && (l == lo || l == hi) && k < nb;
+                worst = fmax(worst, v / scale);
+                ck_assert_msg(v <= 1e-9 * scale, "case %d row %d pass %d: w %g at %g in [%g, %g]",
+                              t, k, pass, w, l, lo, hi);
+            }
+        }
+        lcp_free(&f);
+    }
+    printf("block rows, 300 box LCPs (12 block rows, 2 unilateral): worst condition %.2e of the "
+           "right-hand side; most sweeps %d cold, %d warm; %d block rows at a bound\n",
+           worst, most_sweeps, most_warm, at_bound);
+    ck_assert_int_gt(at_bound, 300);
+}
+END_TEST
+
 START_TEST(singular_k_does_not_blow_up) {
     /* a box resting flat on the ground: four coplanar corner contacts (rank 3 for the normal
      * rows, Gao's pitfall) plus a duplicated contact */
@@ -1521,6 +1598,7 @@ static Suite* constraint_suite(void) {
     tcase_add_test(tc, joint_space_warm_start_finds_the_cold_solution);
     tcase_add_test(tc, pgs_reaches_lemke_on_random_lcps);
     tcase_add_test(tc, mixed_and_friction_rows_meet_their_conditions);
+    tcase_add_test(tc, block_rows_meet_the_box_lcp_conditions);
     tcase_add_test(tc, singular_k_does_not_blow_up);
     tcase_add_test(tc, bad_rows_are_refused);
     tcase_add_test(tc, asleep_articulation_is_left_out);

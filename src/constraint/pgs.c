@@ -74,9 +74,10 @@ static int block_rows(fb_csys* cs, const lcp_rhs* q) {
     return fb_chol_factor(cs->blk_L, nb) ? nb : 0;
 }
 
-/* Passes of the block's active-set solve per sweep (each a Cholesky solve, and a new
- * factorisation when the set of rows held at a bound changed). */
-#define BLOCK_ACTIVE_PASSES 8
+/* Changes of the block's held set per sweep (each a factorisation of K over the free rows),
+ * and one more per row in the first sweep, which starts from the last step's set; the set
+ * carries over to the next sweep when they run out. */
+#define BLOCK_CHANGES 8
 
 /* The block's rows not held at a bound into cs->blk_free; returns their count. */
 static int block_free_rows(fb_csys* cs, int nb) {
@@ -112,51 +113,99 @@ static const double* block_factor(fb_csys* cs, int nb, int nf) {
     return cs->blk_F;
 }
 
-/* The block's multipliers solved with the other rows' held, within their bounds, by an active
- * set: the free rows' residuals w_F = (K lambda + b - t)_F vanish after lambda_F -= K_FF^-1 w_F;
- * a row that leaves its bounds is held at the bound it crossed; a held row whose residual
- * pulls it back inside is freed; repeated until the set settles (the box-constrained QP of
- * the block, exact when it does). The held set carries over between sweeps. Returns how far
- * the multipliers moved. */
-static double block_step(fb_csys* cs, const lcp_rhs* q, int nb) {
+/* The held set from the multipliers the solve starts from (the last step's, by row identity):
+ * a row at or past a bound is held there. A body at rest keeps its set from step to step. */
+static void block_start(fb_csys* cs, int nb) {
+    for (int i = 0; i < nb; i++) {
+        const int r = cs->blk_idx[i];
+        double lo, hi;
+        bounds(cs, r, &lo, &hi);
+        const double l = cs->lambda[r];
+        cs->blk_state[i] = l <= lo ? -1 : (l >= hi ? 1 : 0);
+        cs->lambda[r] = l < lo ? lo : (l > hi ? hi : l);
+    }
+}
+
+/* The block's multipliers with the other rows' held: the box-constrained QP of the block
+ * (its rows' residuals w = K lambda + b - t are the gradient of 1/2 lambda' K_BB lambda plus
+ * a linear term), solved by a primal active-set method [Nocedal & Wright, "Numerical
+ * Optimization", 2nd ed., §16.5]. Each pass takes the free rows' equality step (their
+ * residuals vanish after lambda_F -= K_FF^-1 w_F); when that leaves the bounds it goes as far
+ * as they allow and holds the row that stops it; else it frees the held row whose residual
+ * pulls hardest back inside, and stops when none does (the block's exact solution). The
+ * objective never rises (it falls with every step of nonzero length), so the held set does
+ * not cycle as it could when every row out of its bounds was clamped at once (the earlier
+ * form, with which tests/test_constraint.c's random blocks reach the sweep cap). At most
+ * `changes` changes of the held set (bounding degenerate steps of zero length). Returns how
+ * far the multipliers moved. */
+static double block_step(fb_csys* cs, const lcp_rhs* q, int nb, int changes) {
     double* x = cs->blk_x;
     double moved = 0.0;
-    for (int pass = 0; pass < BLOCK_ACTIVE_PASSES; pass++) {
+    for (int change = 0; change <= changes; change++) {
         const int nf = block_free_rows(cs, nb);
         const double* L = nf > 0 ? block_factor(cs, nb, nf) : NULL;
-        bool changed = false;
-        if (L) {
+        if (nf > 0 && !L) {
+            break;
+        }
+        if (nf > 0) {
             for (int k = 0; k < nf; k++) {
                 x[k] = row_w(cs, q, cs->blk_idx[cs->blk_free[k]]);
             }
-            fb_chol_solve(L, nf, x);
+            fb_chol_solve(L, nf, x); /* the step is -x */
+            double alpha = 1.0;
+            int stop = -1, stop_side = 0;
             for (int k = 0; k < nf; k++) {
-                const int i = cs->blk_free[k], r = cs->blk_idx[i];
+                const int r = cs->blk_idx[cs->blk_free[k]];
                 double lo, hi;
                 bounds(cs, r, &lo, &hi);
-                const double want = cs->lambda[r] - x[k];
-                const double l = fmin(hi, fmax(lo, want));
-                if (l != want) {
-                    cs->blk_state[i] = want < lo ? -1 : 1;
-                    changed = true;
+                const double l = cs->lambda[r], d = -x[k];
+                if (d < 0.0 && l + d < lo) {
+                    const double a = fmax(0.0, (lo - l) / d);
+                    if (a < alpha) {
+                        alpha = a, stop = k, stop_side = -1;
+                    }
+                } else if (d > 0.0 && l + d > hi) {
+                    const double a = fmax(0.0, (hi - l) / d);
+                    if (a < alpha) {
+                        alpha = a, stop = k, stop_side = 1;
+                    }
                 }
+            }
+            for (int k = 0; k < nf; k++) {
+                const int r = cs->blk_idx[cs->blk_free[k]];
+                double lo, hi;
+                bounds(cs, r, &lo, &hi);
+                const double l = fmin(hi, fmax(lo, cs->lambda[r] - alpha * x[k]));
                 moved = fmax(moved, fabs(l - cs->lambda[r]));
                 cs->lambda[r] = l;
             }
+            if (stop >= 0) {
+                const int i = cs->blk_free[stop], r = cs->blk_idx[i];
+                double lo, hi;
+                bounds(cs, r, &lo, &hi);
+                cs->blk_state[i] = stop_side;
+                cs->lambda[r] = stop_side < 0 ? lo : hi;
+                cs->blk_ver++;
+                continue;
+            }
         }
+        /* the free rows are solved: free the held row pulled hardest back inside */
+        int pull = -1;
+        double most = 0.0;
         for (int i = 0; i < nb; i++) {
             const int st = cs->blk_state[i];
             if (st != 0) {
                 const double w = row_w(cs, q, cs->blk_idx[i]);
-                if ((st < 0 && w < 0.0) || (st > 0 && w > 0.0)) {
-                    cs->blk_state[i] = 0; /* the residual pulls it back inside */
-                    changed = true;
+                const double inward = st < 0 ? -w : w;
+                if (inward > most) {
+                    most = inward, pull = i;
                 }
             }
         }
-        if (!changed) {
+        if (pull < 0) {
             break;
         }
+        cs->blk_state[pull] = 0;
         cs->blk_ver++;
     }
     return moved;
@@ -173,9 +222,7 @@ static double block_step(fb_csys* cs, const lcp_rhs* q, int nb) {
 void fb_pgs_sweeps(fb_csys* cs, const lcp_rhs* q, const fb_pgs_opts* o) {
     const int nr = cs->nrow;
     const int nb = block_rows(cs, q);
-    for (int i = 0; i < nb; i++) {
-        cs->blk_state[i] = 0;
-    }
+    block_start(cs, nb);
     cs->blk_ver = 1;
     cs->blk_fver = 0;
     /* what stays fixed during the sweeps: which rows move, and b - t (w = K lambda + b - t) */
@@ -186,7 +233,8 @@ void fb_pgs_sweeps(fb_csys* cs, const lcp_rhs* q, const fb_pgs_opts* o) {
     }
     int it = 0;
     for (; it < o->max_iter; it++) {
-        double moved = nb > 0 ? block_step(cs, q, nb) : 0.0;
+        const int changes = BLOCK_CHANGES + (it == 0 ? nb : 0);
+        double moved = nb > 0 ? block_step(cs, q, nb, changes) : 0.0;
         double scale = 0.0; /* the largest multiplier after the sweep */
         for (int i = 0; i < nb; i++) {
             scale = fmax(scale, fabs(cs->lambda[cs->blk_idx[i]]));

@@ -627,7 +627,10 @@ END_TEST
 
 /* The centre of mass target: the clip's where it is 2 cm or more inside the support polygon,
  * else moved across gravity to inside it (on the polygon, and at most 2 cm further than its
- * nearest point). com.h of 1 s makes the planner's filter of the offset take it at once. */
+ * nearest point). com.h of 1 s makes the planner's filter of the offset take it at once. With
+ * substeps of 0.1 s the offset follows 0.1 of the way per substep (0.1, then 0.19 of it), and a
+ * substep planned again from the same start (one the world undid and does again at half the
+ * length) goes on from where the filter was when that substep began. */
 START_TEST(the_centre_of_mass_target_is_moved_over_the_support) {
     cmu_setup s;
     cmu_setup_make(&s);
@@ -662,6 +665,23 @@ START_TEST(the_centre_of_mass_target_is_moved_over_the_support) {
                           "frame %d: the target moved up by %g m", f,
                           bi->com_target.y - c.com.c.y);
             moved++;
+            const fb_v3 full = fb_v3_sub(bi->com_target, c.com.c);
+            /* 0.1; 0.1 + 0.1 (1 - 0.1); from 0.1 again, + 0.05 (1 - 0.1); + 0.05 (1 - 0.145) */
+            const double share[4] = {0.1, 0.19, 0.145, 0.18775};
+            const double start[4] = {5.0, 5.1, 5.1, 5.15};
+            const double len[4] = {0.1, 0.1, 0.05, 0.05};
+            fb_balance_reset(bal);
+            for (int k2 = 0; k2 < 4; k2++) {
+                c.com.t = start[k2]; /* 5.1 again: that 0.1 s substep undone, then halved */
+                c.com.h = len[k2];
+                const plan_check kk = plan_and_check(bal, &c);
+                const fb_v3 off = fb_v3_sub(kk.plan.info.com_target, c.com.c);
+                const fb_v3 want = fb_v3_scale(full, share[k2]);
+                ck_assert_msg(fb_v3_norm(fb_v3_sub(off, want)) <= 1e-12,
+                              "frame %d, substep %d: offset %g m, %g m expected", f, k2,
+                              fb_v3_norm(off), fb_v3_norm(want));
+            }
+            c.com.t = 0.0;
         }
     }
     ck_assert_msg(inside >= 3 && moved >= 30, "%d targets inside, %d moved", inside, moved);

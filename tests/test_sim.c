@@ -505,12 +505,26 @@ START_TEST(an_assisted_roots_help_is_what_moves_its_momentum) {
     fb_v3 help = {0, 0, 0}, moved = {0, 0, 0};
     int steps = 0;
     double worst_mag = 0.0, mag = 0.0;
+    int halved = 0;
+    double worst_total = 0.0, worst_halved = 0.0;
     while (!fb_sim_done(s)) {
         const fb_v3 p0 = momentum(s, m);
         const long sub0 = fb_world_get_stats(wo)->substeps;
+        const double imp0 = fb_tracker_totals(tr).force_impulse;
         ck_assert_int_eq(fb_sim_step(s, &err), FB_OK);
         fb_v3 f, n;
         fb_tracker_assist(tr, &f, &n);
+        /* the totals count the substeps the world kept, not those it undid and did again at
+         * half the length: a step's share is |F| h with one substep, and with several at most
+         * the cap on the force over the step's length */
+        const double dimp = fb_tracker_totals(tr).force_impulse - imp0;
+        if (fb_world_get_stats(wo)->substeps != sub0 + 1) {
+            halved++;
+            worst_halved = fmax(worst_halved, dimp / (w.g.root.max_force * h));
+        } else {
+            worst_total =
+                fmax(worst_total, fabs(dimp - sqrt(f.x * f.x + f.y * f.y + f.z * f.z) * h));
+        }
         fb_track_metrics mt;
         fb_tracker_measure(tr, &mt, NULL);
         const double fn = sqrt(f.x * f.x + f.y * f.y + f.z * f.z);
@@ -535,6 +549,11 @@ START_TEST(an_assisted_roots_help_is_what_moves_its_momentum) {
            steps, help.x, help.y, help.z,
            sqrt(help.x * help.x + help.y * help.y + help.z * help.z) / (steps * h),
            mag / (steps * h), moved.x, moved.y, moved.z, rel, worst_mag);
+    printf("  its totals: one-substep steps' share against |F| h within %.1e N s; %d halved "
+           "steps, their share at most %.3f of the cap times the step\n",
+           worst_total, halved, worst_halved);
+    ck_assert_double_lt(worst_total, 1e-9);
+    ck_assert_double_le(worst_halved, 1.0 + 1e-12);
     ck_assert_int_gt(steps, 400);
     ck_assert_double_lt(worst_mag, 1e-12);
     /* the integrator keeps momentum to O(h^2) per step (see the root share's test); a turned

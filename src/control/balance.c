@@ -77,6 +77,8 @@ struct fb_balance {
     double* qdd0;   /* (nv) */
     bool* bearing;  /* (nbody) whose contacts may carry the planned forces (fb_balance_bear) */
     fb_v3 com_off;  /* the centre of mass target's offset from the clip's (filtered) */
+    fb_v3 com_off0; /* ... as it was when the substep at com_t began */
+    double com_t;   /* the start of the last substep planned (NAN: none) */
     double G[6 * BAL_EDGES * FB_BALANCE_MAX_POINTS];
     int pbody[FB_BALANCE_MAX_POINTS];   /* each support point's body ... */
     fb_v3 plocal[FB_BALANCE_MAX_POINTS]; /* ... and where on it (body coordinates) */
@@ -104,6 +106,7 @@ fb_balance* fb_balance_create(const fb_model* m, const fb_allocator* alloc) {
         return NULL;
     }
     memset(b, 0, sizeof *b);
+    b->com_t = NAN;
     b->alloc = a;
     b->nv = m->nv;
     const size_t nv = (size_t)m->nv, nr = 6 * FB_BAL_MAX_BODIES;
@@ -472,6 +475,14 @@ void fb_balance_run(fb_balance* b, const fb_model* m, const fb_data* dw, const f
          * the support wants it slowly: moving the centre of mass first moves the centre of
          * pressure the other way, which at the polygon's edge it cannot */
         const fb_v3 raw = fb_v3_sub(over_support(com->c, cnow, &out->info, m->opt.gravity), com->c);
+        /* a substep the world undid (halved on a deep new contact) is planned again from the
+         * same start: the filter goes on from where it was then, not from the undone one */
+        if (com->t == b->com_t) {
+            b->com_off = b->com_off0;
+        } else {
+            b->com_off0 = b->com_off;
+            b->com_t = com->t;
+        }
         const double k = com->h >= BAL_OFFSET_TIME ? 1.0 : com->h / BAL_OFFSET_TIME;
         b->com_off = fb_v3_add(b->com_off, fb_v3_scale(fb_v3_sub(raw, b->com_off), k));
         const fb_v3 ct = fb_v3_add(com->c, b->com_off);
@@ -615,5 +626,6 @@ void fb_balance_bear(fb_balance* b, int body, bool bearing) {
 }
 
 void fb_balance_reset(fb_balance* b) {
-    b->com_off = fb_v3_zero();
+    b->com_off = b->com_off0 = fb_v3_zero();
+    b->com_t = NAN;
 }

@@ -42,6 +42,8 @@ typedef struct fb_balance_com {
     fb_v3 c, v, a; /* position (m), velocity (m/s), acceleration (m/s^2) */
     double kp, kd; /* 1/s^2, 1/s */
     double h;      /* s: the substep */
+    double t;      /* s: when it starts (world time; a substep planned again from the same
+                      start is one the world undid and does over) */
 } fb_balance_com;
 
 /* The support polygon of points p[0..n) (n <= FB_BALANCE_MAX_POINTS): their convex hull on the

@@ -69,6 +69,8 @@ struct fb_tracker {
     double assist_f, assist_n; /* N, N m: the assisted root's helping force and torque */
     fb_v3 assist_fw, assist_nw; /* the same as vectors, world axes (fb_tracker_assist) */
     fb_assist_totals tot;
+    fb_assist_totals tot0; /* ... as they were when the substep at forces_t began */
+    double forces_t;       /* world time of the last substep's forces (NAN: none yet) */
     /* the fall: found by check_fall, then the fallen body is damped toward rest */
     fb_fall fall;
     fb_plane ground;
@@ -455,7 +457,7 @@ static fb_balance_com com_at(const fb_tracker* tr) {
 /* Balance (accel controller, free root): the planner's targets for the rows, and the stance
  * joints' torques. An assisted root keeps its helping wrench (root_wrench): the planner is
  * for a body that stands on its own. */
-static void plan_balance(fb_tracker* tr, double h) {
+static void plan_balance(fb_tracker* tr, double t, double h) {
     if (!tr->bal || tr->g.controller != FB_CTRL_ACCEL || !tr->floating_root ||
         tr->g.root.mode != FB_ROOT_FREE) {
         return;
@@ -465,6 +467,7 @@ static void plan_balance(fb_tracker* tr, double h) {
     const fb_contact* con = fb_world_contacts_current(tr->w, &ncon);
     fb_balance_com com = com_at(tr);
     com.h = h;
+    com.t = t;
     fb_balance_run(tr->bal, tr->m, tr->d, con, ncon, tr->art, fb_world_options(tr->w)->ground_mu,
                    tr->want, &com, tr->btarget, tr->btau, &tr->plan);
     tr->balanced = true;
@@ -538,6 +541,14 @@ static fb_status hook(void* user, fb_world* w, fb_hook_phase phase, double t, do
         return FB_OK;
     }
     if (phase == FB_HOOK_FORCES) {
+        /* a substep the world undid (halved on a deep new contact) comes again from the same
+         * start: the help counted for the undone one goes */
+        if (t == tr->forces_t) {
+            tr->tot = tr->tot0;
+        } else {
+            tr->tot0 = tr->tot;
+            tr->forces_t = t;
+        }
         tr->t = t - tr->t0;
         fb_ref_at(tr->m, tr->ctl, tr->t, tr->qd, tr->vd, tr->ad, tr->psi, tr->tmp);
         for (int j = 0; j < tr->m->nv; j++) {
@@ -561,7 +572,7 @@ static fb_status hook(void* user, fb_world* w, fb_hook_phase phase, double t, do
         } else {
             root_wrench(tr);
             joint_torques(tr, h);
-            plan_balance(tr, h);
+            plan_balance(tr, t, h);
         }
         memcpy(tr->d->tau, tr->tau, (size_t)tr->m->nv * sizeof(double));
         tr->tot.force_impulse += tr->assist_f * h;
@@ -612,6 +623,8 @@ void fb_tracker_reset(fb_tracker* tr) {
     tr->t = 0.0;
     tr->nrow = 0;
     memset(&tr->tot, 0, sizeof tr->tot);
+    tr->tot0 = tr->tot;
+    tr->forces_t = NAN;
     tr->fall = (fb_fall){.cause = FB_FALL_NONE};
     no_assist(tr);
     fb_balance_reset(tr->bal);

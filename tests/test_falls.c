@@ -566,7 +566,7 @@ static void ragdoll_drop(int f0, double* rest_time, double* past, bool* rests) {
 }
 
 /* The drops from the clip's standing frames 0, 10, ..., 200: every one within
- * RAGDOLL_RANGE_TOL of its ranges (6.9 deg past without the world's limit projection: red),
+ * RAGDOLL_RANGE_TOL of its ranges (9.5 deg past without the world's limit projection: red),
  * every one at rest at the end (4 s; frame 10's still moves past it without the rules'
  * rolling resistance: red) and by RAGDOLL_REST_TIME (without the rules' joint friction 2 of
  * the 21 are not: red). */

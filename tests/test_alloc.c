@@ -215,7 +215,8 @@ END_TEST
 /* The tracking controllers run inside the step (world hook): tracking the bundled walk with
  * the accel controller and with PD (kinematic root, ground on, the feet touch it) makes no
  * heap call per step either; measuring the metrics neither; nor does a ball-hit simulation's
- * step (fb_sim_step), to the end of its clip. */
+ * step (fb_sim_step), to the end of its clip; nor one with a free root (the balance planner,
+ * then the fall) or an assisted root. */
 START_TEST(tracking_step_does_not_allocate) {
     fb_error err;
     fb_clip* clip = fb_clip_load(FB_DATA_DIR "/131_01.bvh", NULL, NULL, &err);
@@ -279,6 +280,32 @@ START_TEST(tracking_step_does_not_allocate) {
     ck_assert(fb_sim_hits(sim)[0].touched);
     ck_assert_msg(g_heap_calls == 0, "%ld heap calls in a ball-hit simulation", g_heap_calls);
     fb_sim_destroy(sim);
+    /* the free root (the balance planner every substep, then the fall and the fallen body's
+     * damping; 131_01 falls at 0.8 s) and the assisted root, from the clip's start */
+    const fb_root_mode roots[2] = {FB_ROOT_FREE, FB_ROOT_ASSISTED};
+    for (int k = 0; k < 2; k++) {
+        fb_gains gr = g;
+        gr.root.mode = roots[k];
+        fb_sim_opts sr = fb_default_sim_opts();
+        sr.last = 180; /* 1.5 s */
+        fb_sim* s2 = fb_sim_create(clip, ch, &gr, NULL, 0, &sr, &err);
+        ck_assert_msg(s2 != NULL, "%s", err.msg);
+        g_heap_calls = 0;
+        g_counting = 1;
+        failed = 0;
+        while (!fb_sim_done(s2) && failed == 0) {
+            failed += fb_sim_step(s2, NULL) != FB_OK;
+        }
+        g_counting = 0;
+        ck_assert_int_eq(failed, 0);
+        ck_assert_msg(g_heap_calls == 0, "%ld heap calls with the %s root", g_heap_calls,
+                      k == 0 ? "free" : "assisted");
+        if (k == 0) {
+            ck_assert_msg(fb_tracker_fall(fb_sim_tracker(s2)).cause != FB_FALL_NONE,
+                          "the free root did not fall: the fallen phase went untested");
+        }
+        fb_sim_destroy(s2);
+    }
     fb_character_destroy(ch);
     fb_clip_destroy(clip);
 }

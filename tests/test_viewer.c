@@ -487,9 +487,9 @@ static long pixels_in(const unsigned char* px, bool (*is)(const unsigned char*),
 }
 
 /* The balance overlay: with a free root (a `gains init` file with the root's mode free), at
- * 0.45 s while the planner holds the walk on its feet with a support polygon (0.40-0.55 s; at
- * 0.3 s the feet touch at fewer than three points since a swinging toe is kept clear of the
- * ground, docs/CONTROL.md §7), the frame has pixels of the
+ * 0.2 s while the planner holds the walk on its feet with a support polygon (0.01-0.38 s in
+ * `simulate --root free --report`'s frames since stop 28; 0.40-0.55 s before, when the root
+ * torque weighed less in the planner's fit, docs/CONTROL.md §10), the frame has pixels of the
  * overlay's colour near the feet (the bottom quarter of the character's box, widened); the
  * same frame with the overlay toggled off by its key (B) has none anywhere. */
 static void check_balance_overlay(const char* out) {
@@ -512,10 +512,10 @@ static void check_balance_overlay(const char* out) {
              "0.0 key f\n"
              "0.0 orbit -40 10\n"
              "0.0 zoom 8\n"
-             "0.45 screenshot %s/balance_on.png\n"
-             "0.45 key b\n"
-             "0.45 screenshot %s/balance_off.png\n"
-             "0.6 quit\n",
+             "0.2 screenshot %s/balance_on.png\n"
+             "0.2 key b\n"
+             "0.2 screenshot %s/balance_off.png\n"
+             "0.35 quit\n",
              out, out);
     snprintf(more, sizeof more, "--gains '%s' --no-hud", gains);
     char said[16384];
@@ -537,7 +537,7 @@ static void check_balance_overlay(const char* out) {
                             pixels_in(on, support_pixel, 0, 0, W - 1, H - 1);
         const long all_off = pixels_in(off, overlay_pixel, 0, 0, W - 1, H - 1) +
                              pixels_in(off, support_pixel, 0, 0, W - 1, H - 1);
-        printf("balance overlay, free root at 0.45 s: character box (%d, %d)-(%d, %d); near the "
+        printf("balance overlay, free root at 0.2 s: character box (%d, %d)-(%d, %d); near the "
                "feet %ld pixels of the overlay's cyan (at least %d) and %ld of the support "
                "polygon's violet (at least %d); %ld in all; with B off %ld\n",
                box[0], box[1], box[2], box[3], feet, OVERLAY_FEET_MIN, support,

@@ -666,7 +666,7 @@ START_TEST(a_free_root_that_falls_is_recorded_fallen_from_then_on) {
     const fb_model* m = w.ch->model;
     fb_error err;
     fb_sim_opts o = fb_default_sim_opts();
-    o.last = 360; /* 3 s: the walk falls within its first 1.2 s */
+    o.last = 360; /* 3 s: the walk falls within its first 1.6 s (at 1.55 s) */
     fb_sim* s = fb_sim_create(w.clip, w.ch, &w.g, NULL, 0, &o, &err);
     ck_assert_msg(s != NULL, "%s", err.msg);
     ck_assert_int_eq(fb_sim_run(s, NULL, NULL, &err), FB_OK);

@@ -5,7 +5,8 @@
 # issue 15). Every run fails on any memcheck error (--error-exitcode), with the origin of an
 # uninitialised value (--track-origins=yes), and definite leaks count as errors.
 #   the CLI: info, convert, simulate (hits, random hits, both reports, glTF; an assisted root;
-#     a free root's balance planner and its fall under a heavy ball, with both reports), torques,
+#     a free root's balance planner and its fall under a heavy ball, with both reports; the
+#     sampling search on two threads), torques,
 #     gains init, a batch of two jobs, and a malformed clip refused (exit 2), on short frame ranges;
 #   the core suites: math, model, dynamics, constraint, collision, world, and the fit, gains
 #     and hits cases of control and sim (their whole-clip tracking cases take minutes under
@@ -43,6 +44,7 @@ JOBS=(
   "simulate|0|$CLI simulate $CLIP --frames 0:120 --hit time=0.5,target=LeftElbow --random-hits 2 --seed 3 -o s.bvh --report s.html --report s.json --format gltf --quiet"
   "simulate-assisted-pd|0|$CLI simulate $CLIP --frames 200:296 --hit time=0.4,target=Head,mass=2 --root assisted --controller pd --keep-placement -o p.bvh --report p.json --quiet"
   "simulate-free-fall|0|$CLI simulate $CLIP --frames 0:120 --root free --hit time=0.5,target=Head,mass=5,speed=15 -o f.bvh --report f.json --report f.html --quiet"
+  "simulate-sample|0|$CLI simulate $CLIP --frames 0:36 --root free --sample 2 --threads 2 -o q.bvh --report q.json --quiet"
   "batch|0|$CLI batch m.jsonl --jobs 2"
   "bad-input|2|$CLI convert $PWD/tests/data/bad_value_count.bvh -o bad.bvh"
   "test_math|0|env CK_FORK=no $TESTS/test_math"

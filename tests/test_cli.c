@@ -330,6 +330,43 @@ static void six_channel_walk(const char* path, const char* stretch, double by) {
  * joint, a dummy root folded away), centimetres and the evidence that decided them; a bone
  * whose position channels stretch it by 20 % over the clip is named with its figures; and the
  * option that keeps the channels as free translations says the character is not articulated. */
+START_TEST(simulate_sample_searches_or_explains) {
+    char dir[64];
+    ck_tmpdir(dir, sizeof dir, "sample");
+    char cmd[4096];
+    const char* clip = FB_DATA_DIR "/131_01.bvh";
+    /* a kinematic root has nothing to search; a count that is not one */
+    snprintf(cmd, sizeof cmd, "simulate '%s' -o '%s/a.bvh' --frames 0:48 --sample 4 --quiet", clip,
+             dir);
+    ck_assert_int_eq(run(cmd, buf, sizeof buf), 2);
+    ck_assert_msg(strstr(buf, "--sample: the root is kinematic"), "%s", buf);
+    snprintf(cmd, sizeof cmd, "simulate '%s' -o '%s/a.bvh' --root free --sample many", clip, dir);
+    ck_assert_int_eq(run(cmd, buf, sizeof buf), 2);
+    ck_assert_msg(strstr(buf, "--sample"), "%s", buf);
+    ck_assert_int_eq(ck_count_entries(dir), 0);
+    /* a search: its line on the terminal, its numbers in the report */
+    snprintf(cmd, sizeof cmd,
+             "simulate '%s' -o '%s/a.bvh' --root free --frames 0:48 "
+             "--sample 3 --threads 2 --report '%s/a.json' --quiet",
+             clip, dir, dir);
+    ck_assert_int_eq(run(cmd, buf, sizeof buf), 0);
+    ck_assert_msg(
+        strstr(buf, "sampling: 4 windows of 0.10 s, 3 simulations each, 14 in all (0 times back)"),
+        "%s", buf);
+    ck_assert_msg(strstr(buf, "the pose alone (joints relative to the root): MPJPE mean"), "%s",
+                  buf);
+    char path[600];
+    snprintf(path, sizeof path, "%s/a.json", dir);
+    char* json = ck_slurp(path);
+    ck_assert_ptr_nonnull(json);
+    ck_assert_msg(strstr(json, "\"sampling\":\t{") && strstr(json, "\"simulations\":\t14") &&
+                      strstr(json, "\"mpjpe_root_relative_cm\":"),
+                  "the report lacks the sampling's numbers");
+    free(json);
+    ck_remove_dir(dir);
+}
+END_TEST
+
 START_TEST(info_on_six_channel_clips) {
     char dir[64], path[256], cmd[1024];
     ck_tmpdir(dir, sizeof dir, "six");
@@ -425,6 +462,7 @@ static Suite* cli_suite(void) {
     tcase_add_test(tc, export_model_writes_mjcf);
     tcase_add_test(tc, convert_writes_whole_files_or_none);
     tcase_add_test(tc, simulate_writes_its_outputs_or_explains);
+    tcase_add_test(tc, simulate_sample_searches_or_explains);
     tcase_add_test(tc, info_on_six_channel_clips);
     tcase_add_test(tc, simulate_six_channel_clip_lines_up);
     suite_add_tcase(s, tc);

@@ -14,7 +14,7 @@ static const char USAGE[] =
     "                            [--controller pd|accel] [--root kinematic|assisted|free]\n"
     "                            [--rate HZ] [--frames A:B] [--report R.html|R.json]...\n"
     "                            [--format gltf] [--self-collision] [--keep-placement]\n"
-    "                            [--quiet]\n"
+    "                            [--sample N [--threads T]] [--quiet]\n"
     "\n"
     "Builds the clip's character, fits the clip and its feedforward torques, and simulates the\n"
     "character tracking the clip with its own joint torques while balls hit it (ground contact,\n"
@@ -24,7 +24,8 @@ static const char USAGE[] =
     "a report. A blow-up is reported with its time and joint, and nothing is written.\n"
     "\n"
     "  -o, --output OUT.bvh  the simulated clip (whole or not at all)\n"
-    "  --hit SPEC            a ball, e.g. time=1.2,target=LeftElbow,speed=10,mass=0.45,radius=0.11\n"
+    "  --hit SPEC            a ball, e.g. "
+    "time=1.2,target=LeftElbow,speed=10,mass=0.45,radius=0.11\n"
     "                        keys: time (s, when the ball reaches the body; required), target\n"
     "                        (the joint that drives the body; required), speed (m/s, default\n"
     "                        10), mass (kg, 0.45), radius (m, 0.11), from (front, back, left,\n"
@@ -38,7 +39,7 @@ static const char USAGE[] =
     "                        at least 0.1 s apart, from 0.25 s to 1 s before the end (to 0.1 s\n"
     "                        before it when the clip is too short for that); a clip too short\n"
     "                        for N hits is an error (exit 2) that says how many fit\n"
-    "  --seed S              seed of --random-hits (default 1)\n"
+    "  --seed S              seed of --random-hits and --sample (default 1)\n"
     "  --gains G.json        gains file (default: what `featherbone gains init` writes)\n"
     "  --controller, --root  override the gains file's controller and root mode\n"
     "  --rate HZ             simulation rate (default: the gains file's; gains init: 240)\n"
@@ -50,6 +51,13 @@ static const char USAGE[] =
     "  --keep-placement      write the clip and the balls as simulated: on the ground the clip\n"
     "                        was placed on (the note \"placed ... cm higher\"), not moved back\n"
     "                        into the input's frame\n"
+    "  --sample N            free or assisted root: first search, by N simulations per\n"
+    "                        0.1 s window (40 is a good start), for offsets to the reference\n"
+    "                        that the character can follow without falling (SAMCON-style\n"
+    "                        sampling; docs/CONTROL.md §11), then simulate tracking it; the\n"
+    "                        search costs about N x duration^2 x 5 simulated seconds\n"
+    "  --threads T           the search's simulations run T at once (default: the cores, at\n"
+    "                        most 8); the result does not depend on T\n"
     "  --quiet               no progress line\n"
     "\n"
     "Hit times count from the first simulated frame. At most 15 balls.\n"
@@ -90,13 +98,14 @@ static int take(sim_job* j, int argc, char** argv, int* i) {
         j->keep_placement = true;
         return 1;
     }
-    const char* with_value[] = {"--hit", "--hits", "--random-hits", "--seed", "--gains",
-                                "--frames", "--report", "--format"};
+    const char* with_value[] = {"--hit",    "--hits",   "--random-hits", "--seed",    "--gains",
+                                "--frames", "--report", "--sample",      "--threads", "--format"};
+    const int nwith = (int)(sizeof with_value / sizeof with_value[0]);
     int k = 0;
-    while (k < 8 && strcmp(opt, with_value[k]) != 0) {
+    while (k < nwith && strcmp(opt, with_value[k]) != 0) {
         k++;
     }
-    if (k == 8) {
+    if (k == nwith) {
         return 0;
     }
     if (!val) {
@@ -152,6 +161,14 @@ static int take(sim_job* j, int argc, char** argv, int* i) {
         }
         j->report[j->nreport++] = val;
         return 1;
+    case 7:
+        if (strcmp(val, "0") == 0) {
+            j->sample = 0;
+            return 1;
+        }
+        return parse_positive_int(opt, val, &j->sample) ? 1 : -1;
+    case 8:
+        return parse_positive_int(opt, val, &j->threads) ? 1 : -1;
     default:
         if (strcmp(val, "gltf") != 0 && strcmp(val, "bvh") != 0) {
             fprintf(stderr, "featherbone simulate: --format: expected gltf (BVH is always "
@@ -168,6 +185,8 @@ int cmd_simulate(int argc, char** argv) {
     sim_job_init(&j);
     j.seed = 1;
     j.progress = isatty(fileno(stderr));
+    const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    j.threads = cores < 1 ? 1 : (cores > 8 ? 8 : (int)cores);
     ctrl_args c = {.out = NULL, .rate = 0.0, .controller = -1, .root = -1};
     for (int i = 0; i < argc; i++) {
         if (is_help(argv[i])) {

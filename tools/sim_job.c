@@ -83,18 +83,68 @@ static void on_progress(void* user, double fraction) {
     }
 }
 
+static double wall_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void on_sample_progress(void* user, double fraction) {
+    progress_ctx* p = user;
+    const int percent = (int)floor(100.0 * fraction);
+    if (percent != p->last_percent) {
+        fprintf(p->log, "\r%s: sampling %3d%%", p->tag, percent);
+        fflush(p->log);
+        p->last_percent = percent;
+    }
+}
+
+/* --sample: the search for a reference the character can follow (fb_sim_sample) into *ctl;
+ * its summary on the log. */
+static int job_sample(const sim_job* j, const fb_clip* clip, const fb_character* ch,
+                      const fb_gains* g, const fb_hit* hits, int nhit, const fb_sim_opts* so,
+                      fb_ref** ctl, fb_sample_result* res, FILE* log, const char* tag) {
+    fb_error err;
+    if (g->root.mode == FB_ROOT_KINEMATIC) {
+        fprintf(log,
+                "%s: --sample: the root is kinematic (carried along the clip); sampling "
+                "needs --root free or --root assisted\n",
+                tag);
+        return EXIT_USAGE;
+    }
+    fb_sample_opts o = fb_default_sample_opts();
+    o.samples = j->sample;
+    o.keep = o.keep < j->sample ? o.keep : j->sample;
+    o.seed = j->seed;
+    o.threads = j->threads > 0 ? j->threads : 1;
+    progress_ctx pc = {log, tag, 0.0, -1};
+    const double t0 = wall_s();
+    *ctl = fb_sim_sample(clip, ch, g, hits, nhit, so, &o, j->progress ? on_sample_progress : NULL,
+                         &pc, res, &err);
+    if (j->progress) {
+        fputc('\n', log);
+    }
+    if (!*ctl) {
+        fprintf(log, "%s: %s\n", tag, err.msg);
+        return exit_code_for(err.code);
+    }
+    char before[48], after[48];
+    fprintf(log,
+            "%s: sampling: %d windows of %.2f s, %d simulations each, %ld in all (%d times "
+            "back), on %d threads in %.1f s wall; %d joint axes offset; tracking the clip it "
+            "%s, tracking the sampled reference it %s\n",
+            tag, res->windows, o.window, o.samples, res->simulations, res->backtracks, o.threads,
+            wall_s() - t0, res->dofs, sim_fall_words(res->fall_before, before, sizeof before),
+            sim_fall_words(res->fall_after, after, sizeof after));
+    return EXIT_OK;
+}
+
 static double norm3(fb_v3 v) {
     return sqrt(v.x * v.x + v.y * v.y + v.z * v.z);
 }
 
 static fb_v3 neg3(fb_v3 v) {
     return (fb_v3){-v.x, -v.y, -v.z};
-}
-
-static double wall_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 /* The window random hits are drawn from (s from the first simulated frame): from
@@ -151,7 +201,8 @@ static int job_gains(const sim_job* j, const fb_clip* clip, const fb_character* 
 /* Writes every output; stops at the first failure (the files written before it stay: each is
  * whole). */
 static int write_outputs(const sim_job* j, const fb_sim* s, const fb_character* ch,
-                         const fb_gains* g, FILE* log, const char* tag) {
+                         const fb_gains* g, const fb_sample_result* sample, FILE* log,
+                         const char* tag) {
     fb_error err;
     char paths[SIM_JOB_MAX_OUTPUTS][1024];
     const int np = sim_job_outputs(j, paths);
@@ -161,7 +212,7 @@ static int write_outputs(const sim_job* j, const fb_sim* s, const fb_character* 
         st = sim_balls_json(s, paths[1], &err);
     }
     const sim_report_info info = {
-        .clip_path = j->clip.clip, .gains_path = j->gains, .gains = g, .ch = ch};
+        .clip_path = j->clip.clip, .gains_path = j->gains, .gains = g, .ch = ch, .sample = sample};
     for (int k = 0; st == FB_OK && k < j->nreport; k++) {
         st = ends_with(j->report[k], ".json") ? sim_report_json(s, &info, j->report[k], &err)
                                               : sim_report_html(s, &info, j->report[k], &err);
@@ -233,6 +284,12 @@ static void print_summary(const fb_sim* s, const fb_model* m, const fb_gains* g,
             tag, sm.duration, wall, wall > 0.0 ? sm.duration / wall : 0.0,
             100.0 * sm.mpjpe_mean, 100.0 * sm.mpjpe_max, sm.mpjpe_max_time, sm.limit_frames,
             sm.nframe);
+    if (g->root.mode != FB_ROOT_KINEMATIC) {
+        fprintf(log,
+                "%s: the pose alone (joints relative to the root): MPJPE mean %.2f cm; "
+                "the root up to %.1f cm from the clip's path\n",
+                tag, 100.0 * sm.mpjpe_root_mean, 100.0 * sm.root_pos_max);
+    }
     if (sm.assist.peak_force > 0.0 || sm.assist.peak_torque > 0.0) {
         /* what held the root (kinematic) or helped it (assisted): fb_sim_root_support */
         const char* what =
@@ -299,6 +356,8 @@ int sim_job_run(const sim_job* j, FILE* log, const char* tag) {
     fb_hit* hits = calloc(FB_SIM_MAX_BALLS, sizeof(fb_hit));
     fb_sim* s = NULL;
     fb_ref* ref = NULL;
+    fb_ref* ctl = NULL; /* --sample's reference */
+    fb_sample_result sample = {0};
     fb_error err;
     if (!g || !hits) {
         fprintf(log, "%s: out of memory\n", tag);
@@ -343,6 +402,13 @@ int sim_job_run(const sim_job* j, FILE* log, const char* tag) {
     so.self_collision = job.self_collision;
     so.export_placed = job.keep_placement;
     so.ref = ref; /* NULL with a gains file: the simulation fits its own at the file's rate */
+    if (job.sample > 0) {
+        rc = job_sample(&job, clip, ch, g, hits, nhit, &so, &ctl, &sample, log, tag);
+        if (rc != EXIT_OK) {
+            goto done;
+        }
+        so.control = ctl;
+    }
     s = fb_sim_create(clip, ch, g, hits, nhit, &so, &err);
     if (!s) {
         fprintf(log, "%s: %s\n", tag, err.msg);
@@ -370,9 +436,10 @@ int sim_job_run(const sim_job* j, FILE* log, const char* tag) {
         goto done;
     }
     print_summary(s, ch->model, g, wall, log, tag);
-    rc = write_outputs(&job, s, ch, g, log, tag);
+    rc = write_outputs(&job, s, ch, g, ctl ? &sample : NULL, log, tag);
 done:
     fb_sim_destroy(s);
+    fb_ref_destroy(ctl);
     fb_ref_destroy(ref);
     free(hits);
     free(g);

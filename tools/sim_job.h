@@ -32,6 +32,9 @@ typedef struct sim_job {
     bool keep_placement;    /* --keep-placement: exports as simulated, on the ground the clip
                                was placed on (default: in the input's frame) */
     bool progress;          /* print progress to the log (a terminal) */
+    int sample;             /* --sample N: simulations per window of the search for a reference
+                               a free root can follow (fb_sim_sample), 0 = none */
+    int threads;            /* --threads T: the search's simulations run at once */
 } sim_job;
 
 void sim_job_init(sim_job* j);

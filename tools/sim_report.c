@@ -25,6 +25,14 @@ fb_status text_save(const char* path, const char* text, fb_error* err) {
     return fb_atomic_commit(&a, err);
 }
 
+const char* sim_fall_words(double t, char* buf, size_t cap) {
+    if (isnan(t)) {
+        snprintf(buf, cap, "stands to the end");
+    } else {
+        snprintf(buf, cap, "falls at %.2f s", t);
+    }
+    return buf;
+}
 
 /* ---- summary -------------------------------------------------------------------------------- */
 
@@ -36,6 +44,8 @@ void sim_summarize(const fb_sim* s, const fb_model* m, sim_summary* out) {
     out->duration = n > 0 ? fr[n - 1].time : 0.0;
     for (int f = 0; f < n; f++) {
         out->mpjpe_mean += fr[f].metrics.mpjpe / n;
+        out->mpjpe_root_mean += fr[f].metrics.mpjpe_root / n;
+        out->root_pos_max = fmax(out->root_pos_max, fr[f].metrics.root_pos_err);
         if (fr[f].metrics.mpjpe > out->mpjpe_max) {
             out->mpjpe_max = fr[f].metrics.mpjpe;
             out->mpjpe_max_time = fr[f].time;
@@ -224,6 +234,10 @@ static double f_mpjpe(const fb_sim_frame* f, int k) {
     (void)k;
     return f->metrics.mpjpe;
 }
+static double f_mpjpe_root(const fb_sim_frame* f, int k) {
+    (void)k;
+    return f->metrics.mpjpe_root;
+}
 static double f_max_err(const fb_sim_frame* f, int k) {
     (void)k;
     return f->metrics.max_joint_err;
@@ -335,6 +349,25 @@ fb_status sim_report_json(const fb_sim* s, const sim_report_info* info, const ch
     cJSON_AddStringToObject(root, "gains", info->gains_path ? info->gains_path : "(gains init)");
     cJSON_AddStringToObject(root, "controller", fb_controller_name(info->gains->controller));
     cJSON_AddStringToObject(root, "root", fb_root_mode_name(info->gains->root.mode));
+    if (info->sample) {
+        /* the search for the reference (simulate --sample); a fall time null: none */
+        const fb_sample_result* r = info->sample;
+        cJSON* js = cJSON_AddObjectToObject(root, "sampling");
+        cJSON_AddNumberToObject(js, "windows", r->windows);
+        cJSON_AddNumberToObject(js, "dofs", r->dofs);
+        cJSON_AddNumberToObject(js, "simulations", (double)r->simulations);
+        if (isnan(r->fall_before)) {
+            cJSON_AddNullToObject(js, "fall_before_s");
+        } else {
+            cJSON_AddNumberToObject(js, "fall_before_s", r->fall_before);
+        }
+        if (isnan(r->fall_after)) {
+            cJSON_AddNullToObject(js, "fall_after_s");
+        } else {
+            cJSON_AddNumberToObject(js, "fall_after_s", r->fall_after);
+        }
+        cJSON_AddNumberToObject(js, "last_window_cost", r->cost);
+    }
     cJSON_AddNumberToObject(root, "rate_hz", info->gains->rate);
     cJSON_AddNumberToObject(root, "frames", n);
     cJSON_AddNumberToObject(root, "duration_s", sm.duration);
@@ -347,6 +380,8 @@ fb_status sim_report_json(const fb_sim* s, const sim_report_info* info, const ch
     cJSON_AddNumberToObject(sum, "mpjpe_mean_cm", 100.0 * sm.mpjpe_mean);
     cJSON_AddNumberToObject(sum, "mpjpe_max_cm", 100.0 * sm.mpjpe_max);
     cJSON_AddNumberToObject(sum, "mpjpe_max_time", sm.mpjpe_max_time);
+    cJSON_AddNumberToObject(sum, "mpjpe_root_relative_mean_cm", 100.0 * sm.mpjpe_root_mean);
+    cJSON_AddNumberToObject(sum, "root_position_error_max_cm", 100.0 * sm.root_pos_max);
     cJSON_AddNumberToObject(sum, "frames_with_torque_limit_bound", sm.limit_frames);
     cJSON* parts = cJSON_AddObjectToObject(sum, "parts");
     for (int p = 0; p < FB_NPART; p++) {
@@ -390,6 +425,7 @@ fb_status sim_report_json(const fb_sim* s, const sim_report_info* info, const ch
     cJSON* se = cJSON_AddObjectToObject(root, "series");
     cJSON_AddItemToObject(se, "time", series(fr, n, f_time, 0, 1.0));
     cJSON_AddItemToObject(se, "mpjpe_cm", series(fr, n, f_mpjpe, 0, 100.0));
+    cJSON_AddItemToObject(se, "mpjpe_root_relative_cm", series(fr, n, f_mpjpe_root, 0, 100.0));
     cJSON_AddItemToObject(se, "max_joint_error_cm", series(fr, n, f_max_err, 0, 100.0));
     cJSON_AddItemToObject(se, "root_position_error_cm", series(fr, n, f_root_pos, 0, 100.0));
     cJSON_AddItemToObject(se, "com_error_cm", series(fr, n, f_com, 0, 100.0));

@@ -13,6 +13,7 @@ typedef struct sim_report_info {
     const char* gains_path; /* NULL: the defaults of `gains init` */
     const fb_gains* gains;  /* as simulated (after the command line's overrides) */
     const fb_character* ch;
+    const fb_sample_result* sample; /* the search for the reference (--sample), or NULL */
 } sim_report_info;
 
 /* The numbers both reports and the terminal summary give. */
@@ -21,6 +22,9 @@ typedef struct sim_summary {
     double duration;                 /* s */
     double mpjpe_mean, mpjpe_max;    /* m */
     double mpjpe_max_time;           /* s */
+    double mpjpe_root_mean;          /* m: the same with joints relative to the root (the pose
+                                        alone: fb_track_metrics.mpjpe_root) */
+    double root_pos_max;             /* m: the root's largest distance from the clip's path */
     double part_mean[FB_NPART], part_max[FB_NPART]; /* m */
     int limit_frames;                /* recorded frames with a torque limit bound */
     fb_assist_totals assist;         /* what held or helped the root (fb_sim_root_support: a
@@ -77,6 +81,9 @@ fb_status sim_report_json(const fb_sim* s, const sim_report_info* info, const ch
 /* The same report as one self-contained HTML page (inline SVG, no scripts, no network). */
 fb_status sim_report_html(const fb_sim* s, const sim_report_info* info, const char* path,
                           fb_error* err);
+
+/* A fall time as words: "falls at 1.23 s", or "stands to the end" for NAN (none); buf. */
+const char* sim_fall_words(double t, char* buf, size_t cap);
 
 /* Writes text to path whole or not at all. */
 fb_status text_save(const char* path, const char* text, fb_error* err);

@@ -114,7 +114,8 @@ static void recovery_text(double t, char* buf, size_t cap) {
 
 /* ---- sections ------------------------------------------------------------------------- */
 
-/* What was simulated: clip, gains, controller, root, rates, frames, the hits' specs. */
+/* What was simulated: clip, gains, controller, root, rates, frames, the search for the
+ * reference, the hits' specs. */
 static void run_section(html_doc* h, const page* p) {
     const fb_gains* g = p->info->gains;
     const double frame_dt = p->n > 1 ? p->fr[1].time - p->fr[0].time : 0.0;
@@ -136,6 +137,17 @@ static void run_section(html_doc* h, const page* p) {
                         off.x != 0.0 || off.y != 0.0 || off.z != 0.0
                             ? "are moved back into the input's frame"
                             : "keep that placement (--keep-placement)");
+    }
+    const fb_sample_result* r = p->info->sample;
+    if (r) {
+        char before[48], after[48];
+        html_paragraphf(h,
+                        "Reference: sampled (--sample, docs/CONTROL.md §11): %d windows, %d "
+                        "joint axes offset, %ld simulations (%d times back). Tracking the clip "
+                        "the character %s; tracking the sampled reference it %s.",
+                        r->windows, r->dofs, r->simulations, r->backtracks,
+                        sim_fall_words(r->fall_before, before, sizeof before),
+                        sim_fall_words(r->fall_after, after, sizeof after));
     }
     if (p->nhit == 0) {
         html_paragraph(h, "No hits.");
@@ -166,6 +178,12 @@ static void summary_table(html_doc* h, const page* p) {
     snprintf(text, sizeof text, "MPJPE, largest (at %.2f s)", sm->mpjpe_max_time);
     html_cell_text(h, text);
     html_cell_num(h, 100.0 * sm->mpjpe_max, 2);
+    html_cell_text(h, "cm");
+    html_cell_text(h, "MPJPE root-relative (the pose alone), mean");
+    html_cell_num(h, 100.0 * sm->mpjpe_root_mean, 2);
+    html_cell_text(h, "cm");
+    html_cell_text(h, "root's largest distance from the clip's path");
+    html_cell_num(h, 100.0 * sm->root_pos_max, 2);
     html_cell_text(h, "cm");
     snprintf(text, sizeof text, "frames with a torque limit bound (of %d)", sm->nframe);
     html_cell_text(h, text);

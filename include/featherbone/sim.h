@@ -141,6 +141,10 @@ typedef struct fb_sim_opts {
                                same tracker, for each hit's root_impulse and ground_impulse
                                (default true when there are balls; it doubles the cost of a
                                step) */
+    const fb_ref* control;  /* borrowed, free or assisted root: the reference the tracker drives
+                               the character toward (fb_tracker_set_control; fb_sim_sample's),
+                               of the same frames as `ref`; NULL (default) = the clip's
+                               reference with its feet on the ground (fb_ref_grounded) */
 } fb_sim_opts;
 FB_API fb_sim_opts fb_default_sim_opts(void);
 
@@ -286,6 +290,55 @@ FB_API fb_v3 fb_sim_export_offset(const fb_sim* s);
  * (docs/CONTROL.md) stay. For the glTF export and fb_motion_write_bvh with the character; the
  * caller destroys it. */
 FB_API fb_motion* fb_sim_motion(const fb_sim* s, fb_error* err);
+
+/* ---- sampling (src/sim/sample.c) ------------------------------------------------------- */
+
+/* How fb_sim_sample searches (docs/CONTROL.md §11). */
+typedef struct fb_sample_opts {
+    int samples;        /* simulations per window (default 40) */
+    int keep;           /* the best offset sequences kept from window to window (default 10) */
+    double window;      /* s between the offsets' control points (default 0.1) */
+    double lookahead;   /* s simulated past a window's end to score it (default 0.8) */
+    double sigma_joint; /* rad: spread of a control point's change from the last, per
+                           sampled joint axis and for the root's turn (default 0.05) */
+    double sigma_root;  /* m: the same for the root's position (default 0.01) */
+    uint64_t seed;      /* of the samples (default 1) */
+    int threads;        /* simulations run at once (default 1); the result does not depend on
+                           it */
+    int backtracks;     /* times at most the search goes back 5 windows when every kept
+                           sequence falls (default 20) */
+} fb_sample_opts;
+FB_API fb_sample_opts fb_default_sample_opts(void);
+
+/* What the search did. */
+typedef struct fb_sample_result {
+    int windows;        /* control points sampled */
+    int dofs;           /* joint axes offset */
+    long simulations;   /* evaluations run */
+    int backtracks;     /* times the search went back */
+    double fall_before; /* s: when the character tracking the reference fb_ref_grounded makes
+                           fell (NAN: it did not) */
+    double fall_after;  /* s: the same tracking the sampled reference (NAN: it did not) */
+    double cost;        /* the best sequence's score over its last window */
+} fb_sample_result;
+
+/* Sampling-based control [Liu et al. 2010, SAMCON]: a reference for a free or assisted root
+ * that the character, tracking it, follows the clip without falling. The reference the
+ * simulation would drive toward (fb_ref_grounded of the clip's) is offset at the root and the
+ * legs' and the spine's joints by piecewise-linear offsets with control points `window` apart;
+ * window by window, `samples` simulations from the start (the same clip, gains, options and
+ * hits as fb_sim_create's with `opts`) each try a new control point drawn about one of the
+ * `keep` best sequences so far, and are scored over the window and `lookahead` after it by
+ * how far the character is from the clip (root-relative joint positions, the root's position
+ * and turn) and whether it fell; the best `keep` go on. Returns the best sequence's reference
+ * (the caller destroys it; give it to fb_sim_create as opts.control: that simulation is the
+ * one the search scored last, bit for bit). Deterministic: the same arguments give the same
+ * reference whatever o->threads. progress(user, fraction) after every window when not NULL.
+ * FB_EINVAL for a kinematic root or bad options (named), FB_ENOMEM. */
+FB_API fb_ref* fb_sim_sample(const fb_clip* clip, const fb_character* ch, const fb_gains* g,
+                             const fb_hit* hits, int nhit, const fb_sim_opts* opts,
+                             const fb_sample_opts* o, void (*progress)(void* user, double fraction),
+                             void* user, fb_sample_result* res, fb_error* err);
 
 /* Writes the simulated clip as BVH (the input's hierarchy, names, offsets, channel orders and
  * frame rate; fb_motion_write_bvh), one frame per clip frame simulated: the input clip's own

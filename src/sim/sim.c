@@ -25,7 +25,8 @@ fb_sim_opts fb_default_sim_opts(void) {
                          .spare_balls = 0,
                          .ref = NULL,
                          .export_placed = false,
-                         .baseline = true};
+                         .baseline = true,
+                         .control = NULL};
 }
 
 static const char* const PART_NAMES[FB_NPART] = {"torso",     "head",     "left arm",
@@ -585,8 +586,9 @@ fb_sim* fb_sim_create(const fb_clip* clip, const fb_character* ch, const fb_gain
      * clip with its stance feet flat on the ground (docs/CONTROL.md §7) and measured against
      * the clip itself */
     if (st == FB_OK && g->root.mode != FB_ROOT_KINEMATIC) {
-        s->ground_ref = fb_ref_grounded(m, s->ref, NULL, err);
-        st = s->ground_ref ? fb_tracker_set_control(s->tr, s->ground_ref, err) : FB_EINVAL;
+        s->ground_ref = s->o.control ? NULL : fb_ref_grounded(m, s->ref, NULL, err);
+        s->control = s->o.control ? s->o.control : s->ground_ref;
+        st = s->control ? fb_tracker_set_control(s->tr, s->control, err) : FB_EINVAL;
     }
     if (st == FB_OK && s->o.self_collision) {
         st = self_collision_on(s->w, err);
@@ -597,7 +599,7 @@ fb_sim* fb_sim_create(const fb_clip* clip, const fb_character* ch, const fb_gain
         wo.dt = s->dt;
         s->bw = fb_world_create(1, &m, &wo, NULL, err);
         s->btr = s->bw ? fb_tracker_create(s->bw, 0, s->ref, g, ch->joint_of_body, err) : NULL;
-        if (s->btr && s->ground_ref && fb_tracker_set_control(s->btr, s->ground_ref, err)) {
+        if (s->btr && s->control && fb_tracker_set_control(s->btr, s->control, err)) {
             fb_tracker_destroy(s->btr);
             s->btr = NULL;
         }

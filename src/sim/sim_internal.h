@@ -21,8 +21,10 @@ struct fb_sim {
     fb_sim_opts o;
     const fb_ref* ref;
     fb_ref* own_ref; /* the reference when fitted here (NULL when opts.ref lent one) */
-    fb_ref* ground_ref; /* free or assisted root: the reference with its feet on the ground
-                           that the tracker drives toward (fb_ref_grounded); NULL otherwise */
+    fb_ref* ground_ref;    /* free or assisted root: the reference with its feet on the ground
+                              that the tracker drives toward (fb_ref_grounded) when the options
+                              lend none; NULL otherwise */
+    const fb_ref* control; /* what the tracker drives toward: opts.control or ground_ref */
     fb_world* w;
     fb_tracker* tr;
     double dt;      /* world step (s) */

@@ -1,0 +1,504 @@
+/* Sampling-based control of a free root [Liu, Yin, van de Panne, Shao & Xu 2010, "Sampling-based
+ * contact-rich motion control" (SAMCON)] on top of the tracker (docs/CONTROL.md §11).
+ *
+ * The tracker follows a reference; with a free root the clip's own (on the ground: ground.c)
+ * cannot be followed: its centre of mass leaves the feet and the character falls within
+ * seconds. SAMCON's answer is to search, window by window, for offsets to the reference that
+ * the simulated character can follow, by simulating many candidates and keeping the best.
+ * Here the offsets are piecewise linear in time, one control point per window; a candidate
+ * changes the last control point of a kept sequence by a Gaussian step. Each candidate is
+ * simulated from the start (so the simulation that is finally run with the chosen reference
+ * is, bit for bit, the one scored; nothing of a world's state is copied) to the window's end
+ * plus a look-ahead, and scored by the pose error against the clip over that span, a fall
+ * costing more than any pose. The `keep` best go on to the next window (SAMCON keeps a set of
+ * states; here a set of sequences, since a state is a sequence replayed).
+ *
+ * The cost of a window grows with the time simulated: the whole search costs about
+ * samples x duration^2 / (2 window) simulated seconds; the candidates of a window are
+ * independent and run on o->threads threads. No library does this search: it is SAMCON's
+ * algorithm on this simulator, so it is written here. */
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "control/ref_internal.h"
+#include "featherbone/dynamics.h"
+#include "featherbone/sim.h"
+#include "math/vec3.h"
+#include "util/error.h"
+
+#define MAX_DOFS 64
+#define MAX_THREADS 64
+#define MAX_SAMPLES 100000
+/* Scales of the score's terms: root-relative joint positions (m), the root's position (m) and
+ * turn (rad) from the clip's; a window's score is the mean over its recorded frames of the
+ * squares of each error over its scale, summed. */
+#define COST_POSE 0.03
+#define COST_ROOT_POS 0.10
+#define COST_ROOT_ROT 0.15
+/* A fall (or a blow-up) costs FALL_COST plus FALL_COST per second of the span left after it:
+ * more than any pose, and an earlier fall more than a later one. */
+#define FALL_COST 1000.0
+/* When the best candidate of a window falls within its span (every kept sequence has run into
+ * a fall the look-ahead could not see earlier), the search goes back this many windows and
+ * searches again from the sequences it kept there, with new draws (SAMCON restarts a failed
+ * window the same way); at most o->backtracks times in all, then it goes on with the best. */
+#define BACKTRACK_WINDOWS 5
+
+fb_sample_opts fb_default_sample_opts(void) {
+    return (fb_sample_opts){.samples = 40,
+                            .keep = 10,
+                            .window = 0.1,
+                            .lookahead = 0.8,
+                            .sigma_joint = 0.05,
+                            .sigma_root = 0.01,
+                            .seed = 1,
+                            .threads = 1,
+                            .backtracks = 20};
+}
+
+typedef struct sampler sampler;
+
+/* One thread's simulations: its own reference to offset, and its outcome. */
+typedef struct worker {
+    sampler* sp;
+    int index;
+    fb_ref* ctl;
+    fb_data* d;
+    double* dv; /* (nv) */
+    pthread_t tid;
+    fb_status st;
+    fb_error err;
+} worker;
+
+struct sampler {
+    const fb_clip* clip;
+    const fb_character* ch;
+    const fb_gains* g;
+    const fb_hit* hits;
+    int nhit;
+    fb_sim_opts so; /* each evaluation's: the fitted reference, no baseline */
+    const fb_ref* ground;
+    fb_sample_opts o;
+    int nd;
+    int dof[MAX_DOFS];
+    double sigma[MAX_DOFS];
+    int nwin;
+    double duration;
+    size_t ps; /* doubles in a sequence: (nwin + 1) control points of nd */
+    /* the window being searched: candidates cand (n x ps), their scores and falls */
+    int n;
+    double* cand;
+    double* cost;
+    double* fall;
+    double t0, t1; /* the span scored */
+    int nthread;
+    worker w[MAX_THREADS];
+};
+
+/* xorshift64* [Vigna 2016] and Box–Muller: the draws depend on the seed alone, not on the C
+ * library's rand() or on which thread runs a candidate. */
+static double uniform(uint64_t* x) {
+    *x ^= *x >> 12;
+    *x ^= *x << 25;
+    *x ^= *x >> 27;
+    return (double)((*x * 2685821657736338717ull) >> 11) * 0x1.0p-53;
+}
+
+static double gauss(uint64_t* x) {
+    const double u = uniform(x), v = uniform(x);
+    return sqrt(-2.0 * log(1.0 - u)) * cos(2.0 * FB_PI * v);
+}
+
+/* The dofs offset: the floating root's six, and every joint of the legs (hip, knee, ankle)
+ * and of the root's other children with degrees of freedom (the spine's first joint); a
+ * body on a leg's chain above its hip (the CMU skeleton's LHipJoint) is left. False when the
+ * model has no floating root or too many. */
+static bool choose_dofs(const fb_model* m, sampler* sp) {
+    if (m->nbody < 2 || m->jtype[1] != FB_JOINT_FLOATING || m->parent[1] != 0) {
+        return false;
+    }
+    fb_leg legs[8];
+    const int nleg = fb_ref_legs(m, legs, 8);
+    bool* on = calloc((size_t)m->nbody, sizeof(bool));
+    bool* chain = calloc((size_t)m->nbody, sizeof(bool));
+    if (!on || !chain) {
+        free(on);
+        free(chain);
+        return false;
+    }
+    on[1] = true;
+    for (int l = 0; l < nleg; l++) {
+        on[legs[l].hip] = on[legs[l].knee] = on[legs[l].foot] = true;
+        for (int b = legs[l].foot; b > 1; b = m->parent[b]) {
+            chain[b] = true;
+        }
+    }
+    for (int b = 2; b < m->nbody; b++) {
+        on[b] = on[b] || (m->parent[b] == 1 && !chain[b] && m->jnv[b] > 0);
+    }
+    sp->nd = 0;
+    bool ok = true;
+    for (int b = 1; b < m->nbody; b++) {
+        for (int k = 0; on[b] && k < m->jnv[b]; k++) {
+            if (sp->nd == MAX_DOFS) {
+                ok = false;
+                break;
+            }
+            /* a floating root's linear part (its last three) in metres */
+            const bool lin = m->jtype[b] == FB_JOINT_FLOATING && k >= 3;
+            sp->sigma[sp->nd] = lin ? sp->o.sigma_root : sp->o.sigma_joint;
+            sp->dof[sp->nd++] = m->v_adr[b] + k;
+        }
+    }
+    free(on);
+    free(chain);
+    return ok;
+}
+
+/* out's frames: ground's offset by the sequence seq (linear between control points), and
+ * their step rates and feedforward torques. */
+static void apply(const sampler* sp, const double* seq, fb_ref* out, fb_data* d, double* dv) {
+    const fb_model* m = sp->ch->model;
+    const fb_ref* gr = sp->ground;
+    for (int f = 0; f < out->nframe; f++) {
+        const double t = f * out->dt;
+        int k = (int)floor(t / sp->o.window);
+        k = k >= sp->nwin ? sp->nwin - 1 : k;
+        const double u = fmin(1.0, (t - k * sp->o.window) / sp->o.window);
+        const double* a = seq + (size_t)k * (size_t)sp->nd;
+        const double* b = a + sp->nd;
+        memset(dv, 0, (size_t)m->nv * sizeof(double));
+        bool moved = false;
+        for (int i = 0; i < sp->nd; i++) {
+            dv[sp->dof[i]] = (1.0 - u) * a[i] + u * b[i];
+            moved = moved || dv[sp->dof[i]] != 0.0;
+        }
+        /* a frame with no offset is the grounded one bit for bit (fb_integrate normalises) */
+        const double* q0 = gr->q + (size_t)f * (size_t)m->nq;
+        double* q = out->q + (size_t)f * (size_t)m->nq;
+        if (moved) {
+            fb_integrate(m, q0, dv, 1.0, q);
+        } else {
+            memcpy(q, q0, (size_t)m->nq * sizeof(double));
+        }
+    }
+    fb_ref_step_velocities(m, out);
+    memcpy(out->v_step, gr->v_step, (size_t)m->nv * sizeof(double)); /* frame 0's: the start */
+    fb_ref_step_torques(m, out, d);
+}
+
+/* Simulates with the reference ctl from the start to t1 (or a fall); the score over
+ * [t0, t1] and the fall's time (NAN: none) into *fall. A blow-up counts as a fall. */
+static fb_status evaluate(const sampler* sp, const fb_ref* ctl, double t0, double t1, double* cost,
+                          double* fall, fb_error* err) {
+    fb_sim_opts so = sp->so;
+    so.control = ctl;
+    fb_sim* s = fb_sim_create(sp->clip, sp->ch, sp->g, sp->hits, sp->nhit, &so, err);
+    if (!s) {
+        return err->code;
+    }
+    *fall = NAN;
+    while (!fb_sim_done(s) && fb_sim_time(s) < t1 - 1e-9) {
+        const double t = fb_sim_time(s);
+        const fb_status st = fb_sim_step(s, err);
+        if (st == FB_ENUMERIC) {
+            *fall = t;
+            break;
+        }
+        if (st != FB_OK) {
+            fb_sim_destroy(s);
+            return st;
+        }
+        const fb_fall f = fb_tracker_fall(fb_sim_tracker(s));
+        if (f.cause != FB_FALL_NONE) {
+            *fall = f.time;
+            break;
+        }
+    }
+    int n = 0, used = 0;
+    const fb_sim_frame* fr = fb_sim_frames(s, &n);
+    double c = 0.0;
+    for (int i = 0; i < n; i++) {
+        if (fr[i].time < t0 - 1e-9) {
+            continue;
+        }
+        const fb_track_metrics* x = &fr[i].metrics;
+        const double a = x->mpjpe_root / COST_POSE, b = x->root_pos_err / COST_ROOT_POS;
+        const double r = x->root_rot_err / COST_ROOT_ROT;
+        c += a * a + b * b + r * r;
+        used++;
+    }
+    c = used > 0 ? c / used : 0.0;
+    if (!isnan(*fall)) {
+        c += FALL_COST * (1.0 + (t1 - *fall));
+    }
+    *cost = c;
+    fb_sim_destroy(s);
+    return FB_OK;
+}
+
+/* A thread's share of the window's candidates: every nthread-th from its index. */
+static void* run_worker(void* arg) {
+    worker* w = arg;
+    sampler* sp = w->sp;
+    w->st = FB_OK;
+    for (int i = w->index; i < sp->n && w->st == FB_OK; i += sp->nthread) {
+        apply(sp, sp->cand + (size_t)i * sp->ps, w->ctl, w->d, w->dv);
+        w->st = evaluate(sp, w->ctl, sp->t0, sp->t1, &sp->cost[i], &sp->fall[i], &w->err);
+    }
+    return NULL;
+}
+
+/* Scores the window's candidates on the threads; the first thread's failure. */
+static fb_status run_window(sampler* sp, fb_error* err) {
+    int started = 1;
+    for (int t = 1; t < sp->nthread; t++) {
+        if (pthread_create(&sp->w[t].tid, NULL, run_worker, &sp->w[t]) != 0) {
+            break;
+        }
+        started++;
+    }
+    /* threads that did not start: the calling thread does their share */
+    for (int t = started; t < sp->nthread; t++) {
+        run_worker(&sp->w[t]);
+    }
+    run_worker(&sp->w[0]);
+    for (int t = 1; t < started; t++) {
+        pthread_join(sp->w[t].tid, NULL);
+    }
+    for (int t = 0; t < sp->nthread; t++) {
+        if (sp->w[t].st != FB_OK) {
+            *err = sp->w[t].err;
+            return sp->w[t].st;
+        }
+    }
+    return FB_OK;
+}
+
+static fb_status check_opts(const fb_sample_opts* o, fb_error* err) {
+    if (o->samples < 1 || o->samples > MAX_SAMPLES) {
+        return fb_fail(err, FB_EINVAL, "sampling: samples: expected 1..%d, found %d", MAX_SAMPLES,
+                       o->samples);
+    }
+    if (o->keep < 1 || o->keep > o->samples) {
+        return fb_fail(err, FB_EINVAL, "sampling: keep: expected 1..samples (%d), found %d",
+                       o->samples, o->keep);
+    }
+    if (!(o->window >= 0.01 && o->window <= 10.0)) {
+        return fb_fail(err, FB_EINVAL, "sampling: window: expected 0.01..10 s, found %g",
+                       o->window);
+    }
+    if (!(o->lookahead >= 0.0 && o->lookahead <= 10.0)) {
+        return fb_fail(err, FB_EINVAL, "sampling: lookahead: expected 0..10 s, found %g",
+                       o->lookahead);
+    }
+    if (!(o->sigma_joint >= 0.0 && o->sigma_joint <= 1.0) ||
+        !(o->sigma_root >= 0.0 && o->sigma_root <= 1.0)) {
+        return fb_fail(err, FB_EINVAL,
+                       "sampling: sigma_joint, sigma_root: expected 0..1, "
+                       "found %g, %g",
+                       o->sigma_joint, o->sigma_root);
+    }
+    if (o->backtracks < 0) {
+        return fb_fail(err, FB_EINVAL, "sampling: backtracks: expected 0 or more, found %d",
+                       o->backtracks);
+    }
+    if (o->threads < 1 || o->threads > MAX_THREADS) {
+        return fb_fail(err, FB_EINVAL, "sampling: threads: expected 1..%d, found %d", MAX_THREADS,
+                       o->threads);
+    }
+    return FB_OK;
+}
+
+/* Sorts idx[0..n) by cost, ties by index (so the order is the same every run). */
+static void rank(const double* cost, int* idx, int n) {
+    for (int i = 1; i < n; i++) {
+        const int v = idx[i];
+        int j = i - 1;
+        while (j >= 0 && (cost[idx[j]] > cost[v] || (cost[idx[j]] == cost[v] && idx[j] > v))) {
+            idx[j + 1] = idx[j];
+            j--;
+        }
+        idx[j + 1] = v;
+    }
+}
+
+static void free_sampler(sampler* sp) {
+    for (int t = 0; t < MAX_THREADS; t++) {
+        fb_ref_destroy(sp->w[t].ctl);
+        fb_data_destroy(sp->w[t].d);
+        free(sp->w[t].dv);
+    }
+    free(sp->cand);
+    free(sp->cost);
+    free(sp->fall);
+}
+
+fb_ref* fb_sim_sample(const fb_clip* clip, const fb_character* ch, const fb_gains* g,
+                      const fb_hit* hits, int nhit, const fb_sim_opts* opts,
+                      const fb_sample_opts* o, void (*progress)(void* user, double fraction),
+                      void* user, fb_sample_result* res, fb_error* err) {
+    if (!clip || !ch || !g || !o) {
+        fb_fail(err, FB_EINVAL, "sampling: clip, character, gains and options are required");
+        return NULL;
+    }
+    if (g->root.mode == FB_ROOT_KINEMATIC) {
+        fb_fail(err, FB_EINVAL,
+                "sampling: the root is kinematic (carried along the clip): "
+                "there is nothing to search; use a free or assisted root");
+        return NULL;
+    }
+    if (check_opts(o, err) != FB_OK) {
+        return NULL;
+    }
+    const fb_model* m = ch->model;
+    sampler* sp = calloc(1, sizeof *sp);
+    fb_ref* own = NULL;
+    fb_ref* out = NULL;
+    fb_ref* ground = NULL;
+    if (!sp) {
+        fb_fail(err, FB_ENOMEM, "sampling: out of memory");
+        return NULL;
+    }
+    *sp = (sampler){.clip = clip, .ch = ch, .g = g, .hits = hits, .nhit = nhit, .o = *o};
+    sp->so = opts ? *opts : fb_default_sim_opts();
+    sp->so.baseline = false; /* the character's own world is what is scored */
+    if (!sp->so.ref) {
+        own = fb_ref_from_clip(clip, ch, g->rate, sp->so.first, sp->so.last, sp->so.fit, err);
+        sp->so.ref = own;
+    }
+    ground = sp->so.ref ? fb_ref_grounded(m, sp->so.ref, NULL, err) : NULL;
+    sp->ground = ground;
+    fb_status st = ground ? FB_OK : err->code;
+    if (st == FB_OK && !choose_dofs(m, sp)) {
+        st = fb_fail(err, FB_EINVAL,
+                     "sampling: the character needs a floating root and at "
+                     "most %d sampled joint axes",
+                     MAX_DOFS);
+    }
+    if (st == FB_OK) {
+        sp->duration = fb_ref_duration(ground);
+        sp->nwin = (int)ceil(sp->duration / o->window - 1e-9);
+        sp->nwin = sp->nwin < 1 ? 1 : sp->nwin;
+        sp->ps = (size_t)(sp->nwin + 1) * (size_t)sp->nd;
+        sp->nthread = o->threads < o->samples ? o->threads : o->samples;
+        const size_t nc = (size_t)o->samples;
+        sp->cand = calloc(nc * sp->ps, sizeof(double));
+        sp->cost = calloc(nc, sizeof(double));
+        sp->fall = calloc(nc, sizeof(double));
+        bool ok = sp->cand && sp->cost && sp->fall;
+        for (int t = 0; ok && t < sp->nthread; t++) {
+            worker* w = &sp->w[t];
+            *w = (worker){.sp = sp, .index = t};
+            w->ctl = fb_ref_grounded(m, sp->so.ref, NULL, err);
+            w->d = fb_data_create(m, NULL, err);
+            w->dv = calloc((size_t)m->nv, sizeof(double));
+            ok = w->ctl && w->d && w->dv;
+        }
+        out = ok ? fb_ref_grounded(m, sp->so.ref, NULL, err) : NULL;
+        st = out ? FB_OK : fb_fail(err, FB_ENOMEM, "sampling: out of memory");
+    }
+    double* par = NULL; /* the kept sequences (keep x ps) */
+    int* idx = NULL;
+    int npar = 1;
+    /* the kept sequences before each of the last BACKTRACK_WINDOWS + 1 windows, window k's
+     * in slot k mod (BACKTRACK_WINDOWS + 1), for going back */
+    const int nslot = BACKTRACK_WINDOWS + 1;
+    const size_t set = (size_t)o->keep * sp->ps;
+    double* ring = NULL;
+    int ring_n[BACKTRACK_WINDOWS + 1] = {0};
+    double* reach = NULL; /* (nwin + 1): the seconds simulated to reach window k, for progress */
+    fb_sample_result r = {.windows = sp->nwin, .dofs = sp->nd};
+    if (st == FB_OK) {
+        par = calloc(set, sizeof(double));
+        ring = calloc((size_t)nslot * set, sizeof(double));
+        reach = calloc((size_t)sp->nwin + 1, sizeof(double));
+        idx = calloc((size_t)o->samples, sizeof(int));
+        st = par && ring && reach && idx ? FB_OK
+                                         : fb_fail(err, FB_ENOMEM, "sampling: out of memory");
+    }
+    if (st == FB_OK) {
+        /* the reference unsampled, to the end: where the search starts from */
+        double c;
+        apply(sp, par, sp->w[0].ctl, sp->w[0].d, sp->w[0].dv);
+        st = evaluate(sp, sp->w[0].ctl, 0.0, sp->duration, &c, &r.fall_before, err);
+        r.simulations++;
+    }
+    /* progress: how far the search has come, by the seconds its windows simulate */
+    for (int k = 0; st == FB_OK && k < sp->nwin; k++) {
+        reach[k + 1] = reach[k] + fmin(sp->duration, (k + 1) * o->window + o->lookahead);
+    }
+    int furthest = 0;
+    uint64_t rng = o->seed * 0x9E3779B97F4A7C15ull + 0x2545F4914F6CDD1Dull;
+    rng = rng ? rng : 1;
+    for (int k = 0; st == FB_OK && k < sp->nwin;) {
+        memcpy(ring + (size_t)(k % nslot) * set, par, set * sizeof(double));
+        ring_n[k % nslot] = npar;
+        /* candidates: each kept sequence carried on unchanged, then steps about them in
+         * turn; the control points after k + 1 hold k + 1's (the look-ahead's offsets) */
+        sp->n = o->samples;
+        for (int i = 0; i < sp->n; i++) {
+            double* c = sp->cand + (size_t)i * sp->ps;
+            memcpy(c, par + (size_t)(i % npar) * sp->ps, sp->ps * sizeof(double));
+            double* p = c + (size_t)(k + 1) * (size_t)sp->nd;
+            for (int j = 0; j < sp->nd; j++) {
+                p[j] = p[j - sp->nd] + (i < npar ? 0.0 : sp->sigma[j] * gauss(&rng));
+            }
+            for (int kk = k + 2; kk <= sp->nwin; kk++) {
+                memcpy(c + (size_t)kk * (size_t)sp->nd, p, (size_t)sp->nd * sizeof(double));
+            }
+        }
+        sp->t0 = k * o->window;
+        sp->t1 = fmin(sp->duration, (k + 1) * o->window + o->lookahead);
+        st = run_window(sp, err);
+        r.simulations += sp->n;
+        for (int i = 0; i < sp->n; i++) {
+            idx[i] = i;
+        }
+        rank(sp->cost, idx, sp->n);
+        if (st == FB_OK && !isnan(sp->fall[idx[0]]) && k > 0 && r.backtracks < o->backtracks) {
+            const int back = k > BACKTRACK_WINDOWS ? k - BACKTRACK_WINDOWS : 0;
+            npar = ring_n[back % nslot];
+            memcpy(par, ring + (size_t)(back % nslot) * set, set * sizeof(double));
+            r.backtracks++;
+            k = back;
+            continue;
+        }
+        npar = sp->n < o->keep ? sp->n : o->keep;
+        for (int i = 0; st == FB_OK && i < npar; i++) {
+            memcpy(par + (size_t)i * sp->ps, sp->cand + (size_t)idx[i] * sp->ps,
+                   sp->ps * sizeof(double));
+        }
+        r.cost = sp->cost[idx[0]];
+        k++;
+        if (progress && st == FB_OK && k > furthest) {
+            furthest = k;
+            progress(user, reach[k] / reach[sp->nwin]);
+        }
+    }
+    if (st == FB_OK) {
+        double c;
+        apply(sp, par, out, sp->w[0].d, sp->w[0].dv);
+        st = evaluate(sp, out, 0.0, sp->duration, &c, &r.fall_after, err);
+        r.simulations++;
+    }
+    free(par);
+    free(ring);
+    free(reach);
+    free(idx);
+    free_sampler(sp);
+    free(sp);
+    fb_ref_destroy(ground);
+    fb_ref_destroy(own);
+    if (st != FB_OK) {
+        fb_ref_destroy(out);
+        return NULL;
+    }
+    if (res) {
+        *res = r;
+    }
+    fb_ok(err);
+    return out;
+}

@@ -3,8 +3,9 @@
  *
  *   - deterministic: the same arguments give the same reference, bit for bit, on one thread
  *     and on three;
- *   - the reference it returns is the one it scored: a simulation tracking it falls (or not)
- *     exactly when the search's last evaluation said;
+ *   - the reference it returns is the one it scored: a simulation tracking it scores what the
+ *     search said over the last window (the score recomputed here from the recorded metrics)
+ *     and falls (or not) exactly when the search's last evaluation said;
  *   - it does what it is for: on the first 2 s of the bundled walk (131_01), where tracking the
  *     clip with a free root falls (asserted first), tracking the sampled reference stays up,
  *     the pelvis never below 75 % of the clip's height and within 25 cm of the clip's path
@@ -115,10 +116,29 @@ START_TEST(sampling_is_deterministic_and_returns_what_it_scored) {
         }
     }
     ck_assert_msg(moved > 1e-4, "the sampled reference's root is the grounded one's (%g)", moved);
-    /* the simulation tracking it is the one scored last, and the unsampled one the first */
+    /* the simulation tracking it is the one scored last: its score over the last window,
+     * computed here from the recorded metrics (the mean over the frames from the window's start
+     * of (pose / 3 cm)^2 + (root / 10 cm)^2 + (turn / 0.15 rad)^2), is the search's, and it
+     * falls (or not) when the search said; the unsampled one falls when the first said */
     fb_sim* s = run_walk(&w, a);
     ck_assert_msg(same_time(fall_time(s), r1.fall_after), "fell at %g, the search said %g",
                   fall_time(s), r1.fall_after);
+    int n = 0, used = 0;
+    const fb_sim_frame* fr = fb_sim_frames(s, &n);
+    double score = 0.0;
+    for (int i = 0; i < n; i++) {
+        if (fr[i].time >= (r1.windows - 1) * o.window - 1e-9) {
+            const fb_track_metrics* x = &fr[i].metrics;
+            score += pow(x->mpjpe_root / 0.03, 2) + pow(x->root_pos_err / 0.10, 2) +
+                     pow(x->root_rot_err / 0.15, 2);
+            used++;
+        }
+    }
+    score /= used;
+    ck_assert_msg(fabs(score - r1.cost) <= 1e-9 * r1.cost,
+                  "the run scores %.12g, the search "
+                  "said %.12g",
+                  score, r1.cost);
     fb_sim_destroy(s);
     s = run_walk(&w, NULL);
     ck_assert_msg(same_time(fall_time(s), r1.fall_before), "fell at %g, the search said %g",

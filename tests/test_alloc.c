@@ -281,7 +281,7 @@ START_TEST(tracking_step_does_not_allocate) {
     ck_assert_msg(g_heap_calls == 0, "%ld heap calls in a ball-hit simulation", g_heap_calls);
     fb_sim_destroy(sim);
     /* the free root (the balance planner every substep, then the fall and the fallen body's
-     * damping; 131_01 falls at 0.8 s) and the assisted root, from the clip's start */
+     * damping: the first 1.5 s of 131_01, within which it falls, asserted below) and the assisted root, from the clip's start */
     const fb_root_mode roots[2] = {FB_ROOT_FREE, FB_ROOT_ASSISTED};
     for (int k = 0; k < 2; k++) {
         fb_gains gr = g;

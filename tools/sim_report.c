@@ -356,16 +356,8 @@ fb_status sim_report_json(const fb_sim* s, const sim_report_info* info, const ch
         cJSON_AddNumberToObject(js, "windows", r->windows);
         cJSON_AddNumberToObject(js, "dofs", r->dofs);
         cJSON_AddNumberToObject(js, "simulations", (double)r->simulations);
-        if (isnan(r->fall_before)) {
-            cJSON_AddNullToObject(js, "fall_before_s");
-        } else {
-            cJSON_AddNumberToObject(js, "fall_before_s", r->fall_before);
-        }
-        if (isnan(r->fall_after)) {
-            cJSON_AddNullToObject(js, "fall_after_s");
-        } else {
-            cJSON_AddNumberToObject(js, "fall_after_s", r->fall_after);
-        }
+        cJSON_AddItemToObject(js, "fall_before_s", number(r->fall_before));
+        cJSON_AddItemToObject(js, "fall_after_s", number(r->fall_after));
         cJSON_AddNumberToObject(js, "last_window_cost", r->cost);
     }
     cJSON_AddNumberToObject(root, "rate_hz", info->gains->rate);

@@ -44,7 +44,7 @@ JOBS=(
   "simulate|0|$CLI simulate $CLIP --frames 0:120 --hit time=0.5,target=LeftElbow --random-hits 2 --seed 3 -o s.bvh --report s.html --report s.json --format gltf --quiet"
   "simulate-assisted-pd|0|$CLI simulate $CLIP --frames 200:296 --hit time=0.4,target=Head,mass=2 --root assisted --controller pd --keep-placement -o p.bvh --report p.json --quiet"
   "simulate-free-fall|0|$CLI simulate $CLIP --frames 0:120 --root free --hit time=0.5,target=Head,mass=5,speed=15 -o f.bvh --report f.json --report f.html --quiet"
-  "simulate-sample|0|$CLI simulate $CLIP --frames 0:36 --root free --sample 2 --threads 2 -o q.bvh --report q.json --quiet"
+  "simulate-sample+load|0|$CLI simulate $CLIP --frames 0:36 --root free --sample 2 --threads 2 --sample-save q.plan.json -o q.bvh --report q.json --quiet && ${VG[*]} $CLI simulate $CLIP --frames 0:36 --root free --sample-load q.plan.json -o r.bvh --quiet && cmp q.bvh r.bvh"
   "batch|0|$CLI batch m.jsonl --jobs 2"
   "bad-input|2|$CLI convert $PWD/tests/data/bad_value_count.bvh -o bad.bvh"
   "test_math|0|env CK_FORK=no $TESTS/test_math"

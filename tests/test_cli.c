@@ -326,10 +326,18 @@ static void six_channel_walk(const char* path, const char* stretch, double by) {
     fb_clip_destroy(src);
 }
 
-/* info on a Perception Neuron / Bandai style clip: an articulated character (one floating
- * joint, a dummy root folded away), centimetres and the evidence that decided them; a bone
- * whose position channels stretch it by 20 % over the clip is named with its figures; and the
- * option that keeps the channels as free translations says the character is not articulated. */
+/* simulate CLIP -o DIR/OUT --root free --frames 0:48 OPTS DIR/plan.json (a later --frames in
+ * OPTS wins): asserts the exit code and that the output (in buf) holds `says`. */
+static void sample_run(const char* clip, const char* dir, const char* out, const char* opts,
+                       int code, const char* says) {
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd,
+             "simulate '%s' --root free --frames 0:48 --quiet -o '%s/%s' %s '%s/plan.json'", clip,
+             dir, out, opts, dir);
+    ck_assert_int_eq(run(cmd, buf, sizeof buf), code);
+    ck_assert_msg(strstr(buf, says), "%s", buf);
+}
+
 START_TEST(simulate_sample_searches_or_explains) {
     char dir[64];
     ck_tmpdir(dir, sizeof dir, "sample");
@@ -363,10 +371,30 @@ START_TEST(simulate_sample_searches_or_explains) {
                       strstr(json, "\"mpjpe_root_relative_cm\":"),
                   "the report lacks the sampling's numbers");
     free(json);
+    /* the offsets kept and followed again without a search: the same clip, bit for bit */
+    sample_run(clip, dir, "b.bvh", "--sample 3 --threads 2 --sample-save", 0,
+               "plan.json (the search's offsets");
+    sample_run(clip, dir, "c.bvh", "--sample-load", 0, "offsets in");
+    ck_assert_msg(strstr(buf, "no search"), "%s", buf);
+    char b_path[600], c_path[600];
+    snprintf(b_path, sizeof b_path, "%s/b.bvh", dir);
+    snprintf(c_path, sizeof c_path, "%s/c.bvh", dir);
+    ck_same_file(b_path, c_path);
+    /* misuse: a plan without a search, a plan and a search, a plan for other frames */
+    sample_run(clip, dir, "d.bvh", "--sample-save", 2, "give --sample too");
+    sample_run(clip, dir, "d.bvh", "--sample 3 --sample-load", 2, "not with --sample");
+    sample_run(clip, dir, "d.bvh", "--frames 0:96 --sample-load", 2,
+               "--sample-load: sampling plan: 4 windows");
+    snprintf(path, sizeof path, "%s/d.bvh", dir);
+    ck_assert_msg(access(path, F_OK) != 0, "a refused run wrote %s", path);
     ck_remove_dir(dir);
 }
 END_TEST
 
+/* info on a Perception Neuron / Bandai style clip: an articulated character (one floating
+ * joint, a dummy root folded away), centimetres and the evidence that decided them; a bone
+ * whose position channels stretch it by 20 % over the clip is named with its figures; and the
+ * option that keeps the channels as free translations says the character is not articulated. */
 START_TEST(info_on_six_channel_clips) {
     char dir[64], path[256], cmd[1024];
     ck_tmpdir(dir, sizeof dir, "six");

@@ -143,13 +143,15 @@ static void check_refusals(const char* out) {
         "'" FB_DATA_DIR "/131_01.bvh' --size 12x9000",                    /* size out of range */
         "'" FB_DATA_DIR "/131_01.bvh' --time -1",                         /* negative time */
         "'" FB_DATA_DIR "/131_01.bvh' --time 100 --screenshot /dev/null", /* past the end */
-        "'" FB_DATA_DIR "/131_01.bvh' --every 2", /* --every without --frames */
-        "'" FB_DATA_DIR "/131_01.bvh' --bogus",   /* unknown option */
+        "'" FB_DATA_DIR "/131_01.bvh' --every 2",                /* --every without --frames */
+        "'" FB_DATA_DIR "/131_01.bvh' --bogus",                  /* unknown option */
         "'" FB_DATA_DIR "/131_01.bvh' --hit time=1,target=Tail", /* no such joint */
-        "'" FB_DATA_DIR "/131_01.bvh' --hit time=1", /* no target */
+        "'" FB_DATA_DIR "/131_01.bvh' --hit time=1",             /* no target */
         "'" FB_DATA_DIR "/131_01.bvh' --playback --hit time=1,target=Head", /* no physics */
-        "'" FB_DATA_DIR "/131_01.bvh' --gains /nonexistent.json", /* unreadable gains */
-        "'" FB_DATA_DIR "/131_01.bvh' --script /nonexistent.txt",  /* unreadable script */
+        "'" FB_DATA_DIR "/131_01.bvh' --gains /nonexistent.json",           /* unreadable gains */
+        "'" FB_DATA_DIR "/131_01.bvh' --sample-load /nonexistent.json",     /* unreadable plan */
+        "'" FB_DATA_DIR "/131_01.bvh' --playback --sample-load p.json",     /* no physics */
+        "'" FB_DATA_DIR "/131_01.bvh' --script /nonexistent.txt",           /* unreadable script */
         "'" FB_DATA_DIR "/131_01.bvh' --script '" FB_TEST_DATA_DIR "/bad_header.bvh'", /* bad */
     };
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
@@ -486,6 +488,107 @@ static long pixels_in(const unsigned char* px, bool (*is)(const unsigned char*),
     return n;
 }
 
+/* A `gains init` file of the bundled clip with the root's mode free, at path; false (and a
+ * failure) when it cannot be made. */
+static bool free_gains(const char* path) {
+    gains_init(path);
+    static char file[1 << 17];
+    CHECK(slurp(path, file, sizeof file), "cannot read %s", path);
+    char* mode = strstr(file, "\"mode\":\t\"kinematic\"");
+    CHECK(mode, "no root mode in %s", path);
+    if (!mode) {
+        return false;
+    }
+    FILE* f = fopen(path, "w");
+    const bool ok = f && fprintf(f, "%.*s\"mode\":\t\"free\"%s", (int)(mode - file), file,
+                                 mode + strlen("\"mode\":\t\"kinematic\"")) > 0;
+    CHECK(f && fclose(f) == 0 && ok, "cannot write %s", path);
+    return ok;
+}
+
+/* A sampling plan for the whole bundled clip (simulate --sample-save's format): its 83 windows
+ * of 0.1 s (8.275 s), the 23 axes the search offsets on the CMU character, every offset 0 but
+ * the spine's first axis (lowerback), bent by 0.05 rad from the second control point on. */
+static void write_plan(const char* path) {
+    static const char* axes[] = {"Hips",      "Hips",      "Hips",       "Hips",       "Hips",
+                                 "Hips",      "LeftHip",   "LeftHip",    "LeftHip",    "LeftKnee",
+                                 "LeftAnkle", "LeftAnkle", "LeftAnkle",  "RightHip",   "RightHip",
+                                 "RightHip",  "RightKnee", "RightAnkle", "RightAnkle", "RightAnkle",
+                                 "lowerback", "lowerback", "lowerback"};
+    static const int axis[] = {0, 1, 2, 3, 4, 5, 0, 1, 2, 0, 0, 1, 2, 0, 1, 2, 0, 0, 1, 2, 0, 1, 2};
+    const int na = (int)(sizeof axis / sizeof axis[0]);
+    FILE* f = fopen(path, "w");
+    CHECK(f, "cannot write %s", path);
+    if (!f) {
+        return;
+    }
+    fprintf(f, "{\"format\": \"featherbone sampling plan\", \"version\": 1, "
+               "\"window_s\": 0.1,\n \"axes\": [");
+    for (int i = 0; i < na; i++) {
+        fprintf(f, "%s{\"joint\": \"%s\", \"axis\": %d}", i ? ", " : "", axes[i], axis[i]);
+    }
+    fprintf(f, "],\n \"points\": [");
+    for (int k = 0; k <= 83; k++) {
+        fprintf(f, "%s[", k ? ",\n  " : "");
+        for (int i = 0; i < na; i++) {
+            fprintf(f, "%s%g", i ? ", " : "", k > 0 && i == na - 3 ? 0.05 : 0.0);
+        }
+        fprintf(f, "]");
+    }
+    CHECK(fprintf(f, "]}\n") > 0 && fclose(f) == 0, "cannot write %s", path);
+}
+
+/* --sample-load: the viewer follows a plan as `simulate --sample-load` does (its export (E)
+ * and the command line's BVH byte for byte), the plan changes the run (the command line
+ * without it writes another BVH), and a kinematic root with a plan is refused (exit 2). */
+static void check_sample_plan(const char* out) {
+    char gains[1024], plan[1024], text[512], more[2400], cmd[8192];
+    snprintf(gains, sizeof gains, "%s/gains_plan.json", out);
+    snprintf(plan, sizeof plan, "%s/plan.json", out);
+    if (!free_gains(gains)) {
+        return;
+    }
+    write_plan(plan);
+    snprintf(text, sizeof text,
+             "# test_viewer: a sampling plan followed and exported\n"
+             "0.1 key e\n0.2 quit\n");
+    snprintf(more, sizeof more, "--gains '%s' --sample-load '%s' --export '%s/ptake' --no-hud",
+             gains, plan, out);
+    char said[16384];
+    int rc = run_script(out, "plan", text, more, said, sizeof said);
+    CHECK(rc == 0, "the plan script exited %d", rc);
+    CHECK(strstr(said, "--sample-load"), "the export's command line leaves the plan out");
+    char a[1024], b[1024], c[1024];
+    snprintf(a, sizeof a, "%s/ptake.bvh", out);
+    snprintf(b, sizeof b, "%s/pcli.bvh", out);
+    snprintf(c, sizeof c, "%s/pnone.bvh", out);
+    /* the command line, with the plan and without it */
+    for (int k = 0; k < 2; k++) {
+        char opt[1100] = "";
+        if (k == 0) {
+            snprintf(opt, sizeof opt, "--sample-load '%s'", plan);
+        }
+        snprintf(cmd, sizeof cmd,
+                 "'%s' simulate '%s/131_01.bvh' --gains '%s' %s -o '%s' --quiet "
+                 ">'%s/plan_cli.txt' 2>&1",
+                 FB_CLI_PATH, FB_DATA_DIR, gains, opt, k == 0 ? b : c, out);
+        CHECK(run(cmd) == 0, "`%s` failed", cmd);
+    }
+    CHECK(same_bytes(a, b), "the viewer's export with the plan and `simulate --sample-load` "
+                            "of it differ");
+    CHECK(!same_bytes(b, c), "the plan changed nothing: the check above proves little");
+    snprintf(cmd, sizeof cmd,
+             "'%s' '%s/131_01.bvh' --sample-load '%s' --screenshot '%s/k.png' "
+             ">/dev/null 2>'%s/plan_refusal.txt'",
+             FB_VIEW_PATH, FB_DATA_DIR, plan, out, out);
+    rc = run(cmd);
+    char why[2048] = "";
+    snprintf(a, sizeof a, "%s/plan_refusal.txt", out);
+    slurp(a, why, sizeof why);
+    CHECK(rc == 2 && strstr(why, "kinematic"), "a plan on a kinematic root: exit %d, '%s'", rc,
+          why);
+}
+
 /* The balance overlay: with a free root (a `gains init` file with the root's mode free), at
  * 0.2 s while the planner holds the walk on its feet with a support polygon (0.01-0.38 s in
  * `simulate --root free --report`'s frames since stop 28; 0.40-0.55 s before, when the root
@@ -495,18 +598,9 @@ static long pixels_in(const unsigned char* px, bool (*is)(const unsigned char*),
 static void check_balance_overlay(const char* out) {
     char gains[1024], text[8192], more[1200];
     snprintf(gains, sizeof gains, "%s/gains_free.json", out);
-    gains_init(gains);
-    static char file[1 << 17];
-    CHECK(slurp(gains, file, sizeof file), "cannot read %s", gains);
-    char* mode = strstr(file, "\"mode\":\t\"kinematic\"");
-    CHECK(mode, "no root mode in %s", gains);
-    if (!mode) {
+    if (!free_gains(gains)) {
         return;
     }
-    FILE* f = fopen(gains, "w");
-    CHECK(f && fprintf(f, "%.*s\"mode\":\t\"free\"%s", (int)(mode - file), file,
-                       mode + strlen("\"mode\":\t\"kinematic\"")) > 0 && fclose(f) == 0,
-          "cannot write %s", gains);
     snprintf(text, sizeof text,
              "# test_viewer: the balance overlay of a free root, on and off (B)\n"
              "0.0 key f\n"
@@ -609,6 +703,7 @@ int main(void) {
     check_script(out);
     check_gains(out);
     check_balance_overlay(out);
+    check_sample_plan(out);
     check_no_leftovers(out);
     printf("%s\n", failures ? "test_viewer: FAILED" : "test_viewer: passed");
     return failures ? 1 : 0;

@@ -14,7 +14,8 @@ static const char USAGE[] =
     "                            [--controller pd|accel] [--root kinematic|assisted|free]\n"
     "                            [--rate HZ] [--frames A:B] [--report R.html|R.json]...\n"
     "                            [--format gltf] [--self-collision] [--keep-placement]\n"
-    "                            [--sample N [--threads T]] [--quiet]\n"
+    "                            [--sample N [--threads T] [--sample-save F.json]]\n"
+    "                            [--sample-load F.json] [--quiet]\n"
     "\n"
     "Builds the clip's character, fits the clip and its feedforward torques, and simulates the\n"
     "character tracking the clip with its own joint torques while balls hit it (ground contact,\n"
@@ -50,7 +51,10 @@ static const char USAGE[] =
     "  --self-collision      the character's non-adjacent body parts collide with each other\n"
     "  --keep-placement      write the clip and the balls as simulated: on the ground the clip\n"
     "                        was placed on (the note \"placed ... cm higher\"), not moved back\n"
-    "                        into the input's frame\n"
+    "                        into the input's frame\n";
+
+/* The sampling options and the end: a second literal (C99 promises 4095 characters in one). */
+static const char USAGE_SAMPLING[] =
     "  --sample N            free or assisted root: first search, by N simulations per\n"
     "                        0.1 s window (40 is a good start), for offsets to the reference\n"
     "                        that the character can follow without falling (SAMCON-style\n"
@@ -58,6 +62,9 @@ static const char USAGE[] =
     "                        search costs about N x duration^2 x 5 simulated seconds\n"
     "  --threads T           the search's simulations run T at once (default: the cores, at\n"
     "                        most 8); the result does not depend on T\n"
+    "  --sample-save F.json  keep the offsets the search found in F (whole or not at all)\n"
+    "  --sample-load F.json  instead of searching, follow the offsets kept in F: the same\n"
+    "                        clip, frames, gains and hits give the searched run bit for bit\n"
     "  --quiet               no progress line\n"
     "\n"
     "Hit times count from the first simulated frame. At most 15 balls.\n"
@@ -98,8 +105,9 @@ static int take(sim_job* j, int argc, char** argv, int* i) {
         j->keep_placement = true;
         return 1;
     }
-    const char* with_value[] = {"--hit",    "--hits",   "--random-hits", "--seed",    "--gains",
-                                "--frames", "--report", "--sample",      "--threads", "--format"};
+    const char* with_value[] = {"--hit",     "--hits",   "--random-hits", "--seed",
+                                "--gains",   "--frames", "--report",      "--sample",
+                                "--threads", "--format", "--sample-save", "--sample-load"};
     const int nwith = (int)(sizeof with_value / sizeof with_value[0]);
     int k = 0;
     while (k < nwith && strcmp(opt, with_value[k]) != 0) {
@@ -169,6 +177,12 @@ static int take(sim_job* j, int argc, char** argv, int* i) {
         return parse_positive_int(opt, val, &j->sample) ? 1 : -1;
     case 8:
         return parse_positive_int(opt, val, &j->threads) ? 1 : -1;
+    case 10:
+        j->sample_save = val;
+        return 1;
+    case 11:
+        j->sample_load = val;
+        return 1;
     default:
         if (strcmp(val, "gltf") != 0 && strcmp(val, "bvh") != 0) {
             fprintf(stderr, "featherbone simulate: --format: expected gltf (BVH is always "
@@ -191,6 +205,7 @@ int cmd_simulate(int argc, char** argv) {
     for (int i = 0; i < argc; i++) {
         if (is_help(argv[i])) {
             fputs(USAGE, stdout);
+            fputs(USAGE_SAMPLING, stdout);
             return EXIT_OK;
         }
         int took = take(&j, argc, argv, &i);
@@ -205,8 +220,8 @@ int cmd_simulate(int argc, char** argv) {
         }
         if (took == 0) {
             if (argv[i][0] == '-' || j.clip.clip) {
-                fprintf(stderr, "featherbone simulate: unexpected argument '%s'\n%s", argv[i],
-                        USAGE);
+                fprintf(stderr, "featherbone simulate: unexpected argument '%s'\n%s%s", argv[i],
+                        USAGE, USAGE_SAMPLING);
                 return EXIT_USAGE;
             }
             j.clip.clip = argv[i];
@@ -217,11 +232,25 @@ int cmd_simulate(int argc, char** argv) {
     j.controller = c.controller;
     j.root = c.root;
     if (!j.clip.clip || !j.out) {
-        fprintf(stderr, "featherbone simulate: expected CLIP and -o OUT.bvh\n%s", USAGE);
+        fprintf(stderr, "featherbone simulate: expected CLIP and -o OUT.bvh\n%s%s", USAGE,
+                USAGE_SAMPLING);
         return EXIT_USAGE;
     }
-    char outs[SIM_JOB_MAX_OUTPUTS][1024];
-    const int n = sim_job_outputs(&j, outs);
+    if (j.sample_load && (j.sample > 0 || j.sample_save)) {
+        fprintf(stderr, "featherbone simulate: --sample-load follows a plan without searching: "
+                        "not with --sample or --sample-save\n");
+        return EXIT_USAGE;
+    }
+    if (j.sample_save && j.sample == 0) {
+        fprintf(stderr, "featherbone simulate: --sample-save keeps what --sample N finds: give "
+                        "--sample too\n");
+        return EXIT_USAGE;
+    }
+    char outs[SIM_JOB_MAX_OUTPUTS + 1][1024];
+    int n = sim_job_outputs(&j, outs);
+    if (j.sample_save) {
+        snprintf(outs[n++], sizeof outs[0], "%s", j.sample_save);
+    }
     for (int k = 0; k < n; k++) {
         for (int m = 0; m < k; m++) {
             if (strcmp(outs[k], outs[m]) == 0) {
@@ -229,7 +258,8 @@ int cmd_simulate(int argc, char** argv) {
                 return EXIT_USAGE;
             }
         }
-        if (strcmp(outs[k], j.clip.clip) == 0 || (j.gains && strcmp(outs[k], j.gains) == 0)) {
+        if (strcmp(outs[k], j.clip.clip) == 0 || (j.gains && strcmp(outs[k], j.gains) == 0) ||
+            (j.sample_load && strcmp(outs[k], j.sample_load) == 0)) {
             fprintf(stderr, "featherbone simulate: refusing to overwrite the input '%s'\n",
                     outs[k]);
             return EXIT_USAGE;

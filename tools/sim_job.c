@@ -114,9 +114,13 @@ static int job_sample(const sim_job* j, const fb_clip* clip, const fb_character*
     }
     fb_sample_opts o = fb_default_sample_opts();
     o.samples = j->sample;
-    o.keep = o.keep < j->sample ? o.keep : j->sample;
+    /* the default share kept, 10 of 40; at least one kept and, from 2 samples on, one drawn
+     * (keeping all N would carry the same sequences on and draw nothing) */
+    o.keep = j->sample >= 4 * o.keep ? o.keep : (j->sample >= 4 ? j->sample / 4 : 1);
     o.seed = j->seed;
     o.threads = j->threads > 0 ? j->threads : 1;
+    fb_sample_plan plan = {0};
+    o.plan = j->sample_save ? &plan : NULL;
     progress_ctx pc = {log, tag, 0.0, -1};
     const double t0 = wall_s();
     *ctl = fb_sim_sample(clip, ch, g, hits, nhit, so, &o, j->progress ? on_sample_progress : NULL,
@@ -136,7 +140,42 @@ static int job_sample(const sim_job* j, const fb_clip* clip, const fb_character*
             tag, res->windows, o.window, o.samples, res->simulations, res->backtracks, o.threads,
             wall_s() - t0, res->dofs, sim_fall_words(res->fall_before, before, sizeof before),
             sim_fall_words(res->fall_after, after, sizeof after));
-    return EXIT_OK;
+    int rc = EXIT_OK;
+    if (j->sample_save) {
+        if (fb_sample_plan_save(j->sample_save, ch->model, j->clip.clip, &plan, &err) != FB_OK) {
+            fprintf(log, "%s: %s\n", tag, err.msg);
+            rc = exit_code_for(err.code);
+        } else {
+            fprintf(log, "%s: wrote %s (the search's offsets: --sample-load follows them)\n", tag,
+                    j->sample_save);
+        }
+    }
+    fb_sample_plan_free(&plan);
+    return rc;
+}
+
+/* --sample-load: the reference of the offsets a search kept in a file (fb_sample_plan_load,
+ * fb_sample_plan_reference) into *ctl, without searching. */
+static int job_sample_load(const sim_job* j, const fb_clip* clip, const fb_character* ch,
+                           const fb_gains* g, const fb_sim_opts* so, fb_ref** ctl, FILE* log,
+                           const char* tag) {
+    fb_error err;
+    fb_sample_plan plan = {0};
+    fb_status st = fb_sample_plan_load(j->sample_load, ch->model, &plan, &err);
+    if (st == FB_OK) {
+        *ctl = fb_sample_plan_reference(clip, ch, g, so, &plan, &err);
+        st = *ctl ? FB_OK : err.code;
+    }
+    if (st != FB_OK) {
+        fprintf(log, "%s: --sample-load: %s\n", tag, err.msg);
+    } else {
+        fprintf(log,
+                "%s: sampling: following the offsets in %s (%d windows of %.2f s, %d joint "
+                "axes); no search\n",
+                tag, j->sample_load, plan.windows, plan.window, plan.dofs);
+    }
+    fb_sample_plan_free(&plan);
+    return st == FB_OK ? EXIT_OK : exit_code_for(st);
 }
 
 static double norm3(fb_v3 v) {
@@ -404,6 +443,12 @@ int sim_job_run(const sim_job* j, FILE* log, const char* tag) {
     so.ref = ref; /* NULL with a gains file: the simulation fits its own at the file's rate */
     if (job.sample > 0) {
         rc = job_sample(&job, clip, ch, g, hits, nhit, &so, &ctl, &sample, log, tag);
+        if (rc != EXIT_OK) {
+            goto done;
+        }
+        so.control = ctl;
+    } else if (job.sample_load) {
+        rc = job_sample_load(&job, clip, ch, g, &so, &ctl, log, tag);
         if (rc != EXIT_OK) {
             goto done;
         }

@@ -35,6 +35,8 @@ typedef struct sim_job {
     int sample;             /* --sample N: simulations per window of the search for a reference
                                a free root can follow (fb_sim_sample), 0 = none */
     int threads;            /* --threads T: the search's simulations run at once */
+    const char* sample_save; /* --sample-save F.json: the search's offsets kept in F */
+    const char* sample_load; /* --sample-load F.json: follow the offsets kept in F (no search) */
 } sim_job;
 
 void sim_job_init(sim_job* j);

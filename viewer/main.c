@@ -36,6 +36,9 @@ static const char USAGE[] =
     "                      re-read when it changes, and a bad one leaves the last good gains\n"
     "  --hit SPEC          a planned hit, as for `featherbone simulate` (repeatable), e.g.\n"
     "                      time=1.2,target=LeftElbow,speed=10,mass=0.45,radius=0.11\n"
+    "  --sample-load PLAN  a free or assisted root follows the offsets a search kept\n"
+    "                      (`featherbone simulate --sample N --sample-save PLAN`): the\n"
+    "                      walk `simulate` searched, without searching again\n"
     "  --playback          play the clip back without physics (no balls, no gains)\n"
     "  --export PREFIX     E writes PREFIX.bvh, PREFIX.balls.json, PREFIX.hits.json\n"
     "                      (default: CLIP_takeN in the current directory, never overwriting)\n"
@@ -156,6 +159,8 @@ static int take_value(view_args* a, const char* opt, const char* val) {
         a->src.rules = val;
     } else if (strcmp(opt, "--gains") == 0) {
         a->src.gains = val;
+    } else if (strcmp(opt, "--sample-load") == 0) {
+        a->src.sample_plan = val;
     } else if (strcmp(opt, "--script") == 0) {
         a->script = val;
     } else if (strcmp(opt, "--export") == 0) {
@@ -230,8 +235,10 @@ static int parse_args(view_args* a, int argc, char** argv) {
     if (a->wall_clock && !a->script) {
         return usage_error("--wall-clock goes with --script%s%s", "", "");
     }
-    if (a->src.playback && (a->src.gains || a->src.nhit > 0)) {
-        return usage_error("--playback has no physics: no --gains or --hit with it%s%s", "", "");
+    if (a->src.playback && (a->src.gains || a->src.nhit > 0 || a->src.sample_plan)) {
+        return usage_error("--playback has no physics: no --gains, --hit or --sample-load with "
+                           "it%s%s",
+                           "", "");
     }
     a->src.hit = a->hit;
     return -1;

@@ -33,6 +33,8 @@ typedef struct source_opts {
     const char* gains; /* gains file, re-read when it changes; NULL = `gains init` defaults */
     const fb_hit* hit; /* hits planned from the start (--hit), nhit of them */
     int nhit;
+    const char* sample_plan; /* --sample-load: follow the offsets a search kept (simulate
+                                --sample-save); NULL = none */
 } source_opts;
 
 /* A ball to draw. */

@@ -66,6 +66,13 @@ typedef struct sim_source {
     double step_rtf;
     source_view view;
     source_info info;
+    /* --sample-load: the plan, and the reference made from it for the gains' rate (control),
+     * the one before (control_prev: a simulation apply_gains keeps on a failed restart still
+     * tracks it) */
+    const char* plan_path;
+    fb_sample_plan plan;
+    fb_ref* control;
+    fb_ref* control_prev;
 } sim_source;
 
 /* err = (code, msg); returns code. */
@@ -95,6 +102,20 @@ static fb_status start(sim_source* s, fb_error* err) {
     so.ref = s->ref;
     so.spare_balls = FB_SIM_MAX_BALLS - s->nhit < SPARE_BALLS ? FB_SIM_MAX_BALLS - s->nhit
                                                               : SPARE_BALLS;
+    if (s->plan.points) {
+        /* made again only for another rate (a new fit) or to refuse a kinematic root */
+        if (!s->control || fabs(s->control->dt * s->g.rate - 1.0) >= 1e-12 ||
+            s->g.root.mode == FB_ROOT_KINEMATIC) {
+            fb_ref* c = fb_sample_plan_reference(s->clip, s->ch, &s->g, &so, &s->plan, err);
+            if (!c) {
+                return err->code;
+            }
+            fb_ref_destroy(s->control_prev);
+            s->control_prev = s->control;
+            s->control = c;
+        }
+        so.control = s->control;
+    }
     s->sim = fb_sim_create(s->clip, s->ch, &s->g, s->hit, s->nhit, &so, err);
     s->failed = false;
     s->fail_msg[0] = '\0';
@@ -632,6 +653,7 @@ static bool sim_export(void* impl, const char* prefix, char* msg, size_t cap) {
     fb_error err;
     fb_sim_opts so = fb_default_sim_opts();
     so.ref = s->ref;
+    so.control = s->plan.points ? s->control : NULL;
     fb_sim* take = fb_sim_create(s->clip, s->ch, &s->g, s->hit, s->nhit, &so, &err);
     fb_status st = take ? fb_sim_run(take, NULL, NULL, &err) : err.code;
     char path[3][1100];
@@ -654,9 +676,10 @@ static bool sim_export(void* impl, const char* prefix, char* msg, size_t cap) {
         return false;
     }
     printf("featherbone-view: wrote %s, %s, %s (%d hits); the same take from the command line:\n"
-           "  featherbone simulate %s --hits %s%s%s -o OUT.bvh\n",
+           "  featherbone simulate %s --hits %s%s%s%s%s -o OUT.bvh\n",
            path[0], path[1], path[2], s->nhit, s->clip_path, path[2],
-           s->gains_path ? " --gains " : "", s->gains_path ? s->gains_path : "");
+           s->gains_path ? " --gains " : "", s->gains_path ? s->gains_path : "",
+           s->plan_path ? " --sample-load " : "", s->plan_path ? s->plan_path : "");
     fflush(stdout);
     snprintf(msg, cap, "exported %s (+ .balls.json, .hits.json)", path[0]);
     return true;
@@ -670,6 +693,9 @@ static void sim_close(void* impl) {
         return;
     }
     fb_sim_destroy(s->sim);
+    fb_ref_destroy(s->control);
+    fb_ref_destroy(s->control_prev);
+    fb_sample_plan_free(&s->plan);
     fb_ref_destroy(s->ref);
     free(s->force);
     free(s->tmp);
@@ -744,6 +770,10 @@ void* source_sim_open(const source_opts* o, const source_ops** ops, fb_error* er
     if (st == FB_OK) {
         s->ref = ref_at_rate(s, s->g.rate, err);
         st = s->ref ? FB_OK : err->code;
+    }
+    if (st == FB_OK && o->sample_plan) {
+        s->plan_path = o->sample_plan;
+        st = fb_sample_plan_load(o->sample_plan, s->ch->model, &s->plan, err);
     }
     const fb_model* m = st == FB_OK ? s->ch->model : NULL;
     if (m) {

@@ -293,6 +293,25 @@ FB_API fb_motion* fb_sim_motion(const fb_sim* s, fb_error* err);
 
 /* ---- sampling (src/sim/sample.c) ------------------------------------------------------- */
 
+/* Most joint axes a search offsets. */
+#define FB_SAMPLE_MAX_DOFS 64
+
+/* The offsets a search found (its best sequence), to keep in a file and to follow again
+ * without searching (fb_sample_plan_save, fb_sample_plan_load, fb_sample_plan_reference):
+ * the grounded reference's dof dof[i] offset by points[k * dofs + i] at t = k window, linear
+ * between control points. */
+typedef struct fb_sample_plan {
+    double window;               /* s between control points */
+    int windows;                 /* control points less one: the windows of the span */
+    int dofs;                    /* joint axes offset */
+    int dof[FB_SAMPLE_MAX_DOFS]; /* each one's velocity index in the model */
+    double* points;              /* ((windows + 1) x dofs): rad, or m for the root's
+                                    position; allocated, fb_sample_plan_free */
+} fb_sample_plan;
+
+/* Frees a plan's points (and sets them NULL); NULL or an empty plan is fine. */
+FB_API void fb_sample_plan_free(fb_sample_plan* p);
+
 /* How fb_sim_sample searches (docs/CONTROL.md §11). */
 typedef struct fb_sample_opts {
     int samples;        /* simulations per window (default 40) */
@@ -307,6 +326,8 @@ typedef struct fb_sample_opts {
                            it */
     int backtracks;     /* times at most the search goes back 5 windows when every kept
                            sequence falls (default 20) */
+    fb_sample_plan* plan; /* when not NULL: the best sequence's offsets are written there (the
+                             caller frees them with fb_sample_plan_free; default NULL) */
 } fb_sample_opts;
 FB_API fb_sample_opts fb_default_sample_opts(void);
 
@@ -339,6 +360,27 @@ FB_API fb_ref* fb_sim_sample(const fb_clip* clip, const fb_character* ch, const 
                              const fb_hit* hits, int nhit, const fb_sim_opts* opts,
                              const fb_sample_opts* o, void (*progress)(void* user, double fraction),
                              void* user, fb_sample_result* res, fb_error* err);
+
+/* The reference fb_sim_sample returned for `plan`, bit for bit, without the search: the
+ * same clip, character, gains and options (clip span, rate, fit) give the same grounded
+ * reference, and the plan's offsets are laid on it as the search laid them. FB_EINVAL when
+ * the plan does not fit them (another character's axes, another span's windows: named), or
+ * for a kinematic root; FB_ENOMEM. The caller destroys the reference. */
+FB_API fb_ref* fb_sample_plan_reference(const fb_clip* clip, const fb_character* ch,
+                                        const fb_gains* g, const fb_sim_opts* opts,
+                                        const fb_sample_plan* plan, fb_error* err);
+
+/* Writes a plan as JSON (docs/CONTROL.md §11: the window, the axes by joint name and axis, the
+ * control points), whole or not at all. `clip` names the clip in the file (informative; may be
+ * NULL). FB_EIO naming the file, FB_ENOMEM. */
+FB_API fb_status fb_sample_plan_save(const char* path, const fb_model* m, const char* clip,
+                                     const fb_sample_plan* plan, fb_error* err);
+
+/* Reads a plan fb_sample_plan_save wrote, its axes resolved on m by joint name. FB_EIO when
+ * the file cannot be read, FB_EINVAL naming the file and the field (and the line for bad JSON)
+ * for anything else; *plan is untouched then. */
+FB_API fb_status fb_sample_plan_load(const char* path, const fb_model* m, fb_sample_plan* plan,
+                                     fb_error* err);
 
 /* Writes the simulated clip as BVH (the input's hierarchy, names, offsets, channel orders and
  * frame rate; fb_motion_write_bvh), one frame per clip frame simulated: the input clip's own

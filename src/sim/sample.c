@@ -28,7 +28,7 @@
 #include "math/vec3.h"
 #include "util/error.h"
 
-#define MAX_DOFS 64
+#define MAX_DOFS FB_SAMPLE_MAX_DOFS
 #define MAX_THREADS 64
 #define MAX_SAMPLES 100000
 /* Scales of the score's terms: root-relative joint positions (m), the root's position (m) and
@@ -157,23 +157,23 @@ static bool choose_dofs(const fb_model* m, sampler* sp) {
     return ok;
 }
 
-/* out's frames: ground's offset by the sequence seq (linear between control points), and
- * their step rates and feedforward torques. */
-static void apply(const sampler* sp, const double* seq, fb_ref* out, fb_data* d, double* dv) {
-    const fb_model* m = sp->ch->model;
-    const fb_ref* gr = sp->ground;
+/* out's frames: gr's offset at the dofs dof[0..nd) by the sequence seq (control points
+ * `window` apart, nwin + 1 of them, linear between), and their step rates and feedforward
+ * torques. The search's candidates and fb_sample_plan_reference are made here alike. */
+static void lay(const fb_model* m, const fb_ref* gr, double window, int nwin, int nd,
+                const int* dof, const double* seq, fb_ref* out, fb_data* d, double* dv) {
     for (int f = 0; f < out->nframe; f++) {
         const double t = f * out->dt;
-        int k = (int)floor(t / sp->o.window);
-        k = k >= sp->nwin ? sp->nwin - 1 : k;
-        const double u = fmin(1.0, (t - k * sp->o.window) / sp->o.window);
-        const double* a = seq + (size_t)k * (size_t)sp->nd;
-        const double* b = a + sp->nd;
+        int k = (int)floor(t / window);
+        k = k >= nwin ? nwin - 1 : k;
+        const double u = fmin(1.0, (t - k * window) / window);
+        const double* a = seq + (size_t)k * (size_t)nd;
+        const double* b = a + nd;
         memset(dv, 0, (size_t)m->nv * sizeof(double));
         bool moved = false;
-        for (int i = 0; i < sp->nd; i++) {
-            dv[sp->dof[i]] = (1.0 - u) * a[i] + u * b[i];
-            moved = moved || dv[sp->dof[i]] != 0.0;
+        for (int i = 0; i < nd; i++) {
+            dv[dof[i]] = (1.0 - u) * a[i] + u * b[i];
+            moved = moved || dv[dof[i]] != 0.0;
         }
         /* a frame with no offset is the grounded one bit for bit (fb_integrate normalises) */
         const double* q0 = gr->q + (size_t)f * (size_t)m->nq;
@@ -187,6 +187,11 @@ static void apply(const sampler* sp, const double* seq, fb_ref* out, fb_data* d,
     fb_ref_step_velocities(m, out);
     memcpy(out->v_step, gr->v_step, (size_t)m->nv * sizeof(double)); /* frame 0's: the start */
     fb_ref_step_torques(m, out, d);
+}
+
+/* A candidate's reference: lay() with the search's grounded reference and dofs. */
+static void apply(const sampler* sp, const double* seq, fb_ref* out, fb_data* d, double* dv) {
+    lay(sp->ch->model, sp->ground, sp->o.window, sp->nwin, sp->nd, sp->dof, seq, out, d, dv);
 }
 
 /* Simulates with the reference ctl from the start to t1 (or a fall); the score over
@@ -312,6 +317,25 @@ static fb_status check_opts(const fb_sample_opts* o, fb_error* err) {
     return FB_OK;
 }
 
+/* What fb_sim_sample and fb_sample_plan_reference ask of their arguments: all given
+ * (`given`), and a root that is not kinematic (a kinematic root is carried along the clip:
+ * there is nothing to search or to offset). `what` begins the message. */
+static bool args_ok(bool given, const fb_gains* g, const char* what, fb_error* err) {
+    if (!given) {
+        fb_fail(err, FB_EINVAL,
+                "%s: a required argument is NULL (clip, character, gains, options or plan)", what);
+        return false;
+    }
+    if (g->root.mode == FB_ROOT_KINEMATIC) {
+        fb_fail(err, FB_EINVAL,
+                "%s: the root is kinematic (carried along the clip): there is nothing to "
+                "search or follow; use a free or assisted root",
+                what);
+        return false;
+    }
+    return true;
+}
+
 /* Sorts idx[0..n) by cost, ties by index (so the order is the same every run). */
 static void rank(const double* cost, int* idx, int n) {
     for (int i = 1; i < n; i++) {
@@ -340,17 +364,7 @@ fb_ref* fb_sim_sample(const fb_clip* clip, const fb_character* ch, const fb_gain
                       const fb_hit* hits, int nhit, const fb_sim_opts* opts,
                       const fb_sample_opts* o, void (*progress)(void* user, double fraction),
                       void* user, fb_sample_result* res, fb_error* err) {
-    if (!clip || !ch || !g || !o) {
-        fb_fail(err, FB_EINVAL, "sampling: clip, character, gains and options are required");
-        return NULL;
-    }
-    if (g->root.mode == FB_ROOT_KINEMATIC) {
-        fb_fail(err, FB_EINVAL,
-                "sampling: the root is kinematic (carried along the clip): "
-                "there is nothing to search; use a free or assisted root");
-        return NULL;
-    }
-    if (check_opts(o, err) != FB_OK) {
+    if (!args_ok(clip && ch && g && o, g, "sampling", err) || check_opts(o, err) != FB_OK) {
         return NULL;
     }
     const fb_model* m = ch->model;
@@ -484,6 +498,16 @@ fb_ref* fb_sim_sample(const fb_clip* clip, const fb_character* ch, const fb_gain
         st = evaluate(sp, out, 0.0, sp->duration, &c, &r.fall_after, err);
         r.simulations++;
     }
+    if (st == FB_OK && o->plan) {
+        fb_sample_plan* p = o->plan;
+        *p = (fb_sample_plan){.window = o->window, .windows = sp->nwin, .dofs = sp->nd};
+        memcpy(p->dof, sp->dof, (size_t)sp->nd * sizeof(int));
+        p->points = malloc(sp->ps * sizeof(double));
+        st = p->points ? FB_OK : fb_fail(err, FB_ENOMEM, "sampling: out of memory");
+        if (p->points) {
+            memcpy(p->points, par, sp->ps * sizeof(double));
+        }
+    }
     free(par);
     free(ring);
     free(reach);
@@ -500,5 +524,86 @@ fb_ref* fb_sim_sample(const fb_clip* clip, const fb_character* ch, const fb_gain
         *res = r;
     }
     fb_ok(err);
+    return out;
+}
+
+void fb_sample_plan_free(fb_sample_plan* p) {
+    if (p) {
+        free(p->points);
+        p->points = NULL;
+    }
+}
+
+/* Whether plan fits the search fb_sim_sample would run here: the same axes (the ones
+ * choose_dofs picks on this character) and the span's windows. */
+static fb_status plan_fits(const fb_model* m, const fb_sample_plan* plan, double duration,
+                           fb_error* err) {
+    sampler* sp = calloc(1, sizeof *sp);
+    if (!sp) {
+        return fb_fail(err, FB_ENOMEM, "sampling: out of memory");
+    }
+    sp->o = fb_default_sample_opts();
+    fb_status st = FB_OK;
+    if (!choose_dofs(m, sp)) {
+        st = fb_fail(err, FB_EINVAL,
+                     "sampling: the character needs a floating root and at most %d sampled "
+                     "joint axes",
+                     MAX_DOFS);
+    } else if (plan->dofs != sp->nd || memcmp(plan->dof, sp->dof, (size_t)sp->nd * sizeof(int))) {
+        st = fb_fail(err, FB_EINVAL,
+                     "sampling plan: its %d joint axes are not the %d this character's search "
+                     "offsets (a plan for another character?)",
+                     plan->dofs, sp->nd);
+    } else if (!(plan->window >= 0.01 && plan->window <= 10.0)) {
+        st = fb_fail(err, FB_EINVAL, "sampling plan: window: expected 0.01..10 s, found %g",
+                     plan->window);
+    } else {
+        int nwin = (int)ceil(duration / plan->window - 1e-9);
+        nwin = nwin < 1 ? 1 : nwin;
+        if (plan->windows != nwin || !plan->points) {
+            st = fb_fail(err, FB_EINVAL,
+                         "sampling plan: %d windows of %g s, but the span simulated (%.3f s) "
+                         "has %d (a plan for other frames?)",
+                         plan->windows, plan->window, duration, nwin);
+        }
+    }
+    free(sp);
+    return st;
+}
+
+fb_ref* fb_sample_plan_reference(const fb_clip* clip, const fb_character* ch, const fb_gains* g,
+                                 const fb_sim_opts* opts, const fb_sample_plan* plan,
+                                 fb_error* err) {
+    if (!args_ok(clip && ch && g && plan, g, "sampling plan", err)) {
+        return NULL;
+    }
+    const fb_model* m = ch->model;
+    const fb_sim_opts so = opts ? *opts : fb_default_sim_opts();
+    fb_ref* own =
+        so.ref ? NULL : fb_ref_from_clip(clip, ch, g->rate, so.first, so.last, so.fit, err);
+    const fb_ref* ref = so.ref ? so.ref : own;
+    fb_ref* ground = ref ? fb_ref_grounded(m, ref, NULL, err) : NULL;
+    fb_ref* out = NULL;
+    fb_data* d = NULL;
+    double* dv = NULL;
+    fb_status st = ground ? plan_fits(m, plan, fb_ref_duration(ground), err) : err->code;
+    if (st == FB_OK) {
+        out = fb_ref_grounded(m, ref, NULL, err);
+        d = out ? fb_data_create(m, NULL, err) : NULL;
+        dv = calloc((size_t)m->nv, sizeof(double));
+        st = out && d && dv ? FB_OK : fb_fail(err, FB_ENOMEM, "sampling plan: out of memory");
+    }
+    if (st == FB_OK) {
+        lay(m, ground, plan->window, plan->windows, plan->dofs, plan->dof, plan->points, out, d,
+            dv);
+        fb_ok(err);
+    } else {
+        fb_ref_destroy(out);
+        out = NULL;
+    }
+    free(dv);
+    fb_data_destroy(d);
+    fb_ref_destroy(ground);
+    fb_ref_destroy(own);
     return out;
 }

@@ -714,7 +714,7 @@ static cJSON* joint_json(const fb_joint_gains* g, unsigned set) {
                                    g->damping_ratio, g->torque_limit};
     for (int k = 0; k < NJOINT_KEYS; k++) {
         if (set & (1u << k)) {
-            cJSON_AddNumberToObject(o, JOINT_KEYS[k], v[k]);
+            fb_json_add_exact(o, JOINT_KEYS[k], v[k]);
         }
     }
     return o;
@@ -724,15 +724,15 @@ fb_status fb_gains_save(const fb_gains* g, const char* path, fb_error* err) {
     cJSON* root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "format", GAINS_FORMAT);
     cJSON_AddNumberToObject(root, "version", GAINS_VERSION);
-    cJSON_AddNumberToObject(root, "rate", g->rate);
+    fb_json_add_exact(root, "rate", g->rate);
     cJSON_AddStringToObject(root, "controller", fb_controller_name(g->controller));
     cJSON_AddStringToObject(root, "pd_form", fb_pd_form_name(g->pd_form));
     cJSON* r = cJSON_AddObjectToObject(root, "root");
     cJSON_AddStringToObject(r, "mode", fb_root_mode_name(g->root.mode));
-    cJSON_AddNumberToObject(r, "settle_time", g->root.settle_time);
-    cJSON_AddNumberToObject(r, "damping_ratio", g->root.damping_ratio);
-    cJSON_AddNumberToObject(r, "max_force", g->root.max_force);
-    cJSON_AddNumberToObject(r, "max_torque", g->root.max_torque);
+    fb_json_add_exact(r, "settle_time", g->root.settle_time);
+    fb_json_add_exact(r, "damping_ratio", g->root.damping_ratio);
+    fb_json_add_exact(r, "max_force", g->root.max_force);
+    fb_json_add_exact(r, "max_torque", g->root.max_torque);
     cJSON_AddItemToObject(root, "defaults", joint_json(&g->defaults, FB_GAIN_ALL));
     cJSON* j = cJSON_AddObjectToObject(root, "joints");
     for (int k = 0; k < g->nrule; k++) {

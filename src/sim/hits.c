@@ -188,32 +188,23 @@ fb_status fb_hit_parse(const char* spec, fb_hit* hit, fb_error* err) {
     return fb_ok(err);
 }
 
-/* The shortest of %.15g, %.16g, %.17g that reads back as v. */
-static const char* num(double v, char* buf) {
-    for (int digits = 15; digits <= 17; digits++) {
-        snprintf(buf, 32, "%.*g", digits, v);
-        if (strtod(buf, NULL) == v) {
-            break;
-        }
-    }
-    return buf;
-}
-
 void fb_hit_format(const fb_hit* h, char* buf, size_t cap) {
     char from[112];
     char n[11][32];
     if (h->from == FB_FROM_VECTOR) {
-        snprintf(from, sizeof from, "%s:%s:%s", num(h->dir.x, n[0]), num(h->dir.y, n[1]),
-                 num(h->dir.z, n[2]));
+        snprintf(from, sizeof from, "%s:%s:%s", fb_json_num_text(h->dir.x, n[0]),
+                 fb_json_num_text(h->dir.y, n[1]), fb_json_num_text(h->dir.z, n[2]));
     } else {
         snprintf(from, sizeof from, "%s", FROM_NAMES[h->from]);
     }
     snprintf(buf, cap,
              "time=%s,target=%s,speed=%s,mass=%s,radius=%s,from=%s,offset=%s:%s:%s,"
              "restitution=%s,distance=%s",
-             num(h->time, n[3]), h->target, num(h->speed, n[4]), num(h->mass, n[5]),
-             num(h->radius, n[6]), from, num(h->offset.x, n[7]), num(h->offset.y, n[8]),
-             num(h->offset.z, n[9]), num(h->restitution, n[10]), num(h->distance, n[0]));
+             fb_json_num_text(h->time, n[3]), h->target, fb_json_num_text(h->speed, n[4]),
+             fb_json_num_text(h->mass, n[5]), fb_json_num_text(h->radius, n[6]), from,
+             fb_json_num_text(h->offset.x, n[7]), fb_json_num_text(h->offset.y, n[8]),
+             fb_json_num_text(h->offset.z, n[9]), fb_json_num_text(h->restitution, n[10]),
+             fb_json_num_text(h->distance, n[0]));
 }
 
 /* ---- random hits -------------------------------------------------------------------------- */
@@ -439,24 +430,13 @@ fb_status fb_hit_check(const fb_hit* h, fb_error* err) {
     return s == FB_OK ? fb_ok(err) : s;
 }
 
-/* Numbers are written as the shortest text that reads back as the same double (cJSON's own
- * printing keeps 15 digits when they read back within an ulp), so a saved take replays bit for
- * bit. */
-static cJSON* json_num(double v) {
-    char buf[32];
-    return cJSON_CreateRaw(num(v, buf));
-}
-
-static bool add_num(cJSON* o, const char* key, double v) {
-    cJSON* e = json_num(v);
-    return e && cJSON_AddItemToObject(o, key, e);
-}
-
+/* The hits files' numbers read back as the same doubles (fb_json_exact), so a saved take
+ * replays bit for bit. */
 static cJSON* json_v3(fb_v3 v) {
     const double c[3] = {v.x, v.y, v.z};
     cJSON* a = cJSON_CreateArray();
     for (int k = 0; a && k < 3; k++) {
-        cJSON* e = json_num(c[k]);
+        cJSON* e = fb_json_exact(c[k]);
         if (!e || !cJSON_AddItemToArray(a, e)) {
             cJSON_Delete(e);
             cJSON_Delete(a);
@@ -474,9 +454,10 @@ fb_status fb_hits_save(const char* path, const fb_hit* hits, int n, fb_error* er
         const fb_hit* h = &hits[k];
         cJSON* o = cJSON_CreateObject();
         ok = o && cJSON_AddItemToArray(list, o);
-        ok = ok && add_num(o, "time", h->time) &&
-             cJSON_AddStringToObject(o, "target", h->target) && add_num(o, "speed", h->speed) &&
-             add_num(o, "mass", h->mass) && add_num(o, "radius", h->radius);
+        ok = ok && fb_json_add_exact(o, "time", h->time) &&
+             cJSON_AddStringToObject(o, "target", h->target) &&
+             fb_json_add_exact(o, "speed", h->speed) && fb_json_add_exact(o, "mass", h->mass) &&
+             fb_json_add_exact(o, "radius", h->radius);
         if (ok && h->from == FB_FROM_VECTOR) {
             cJSON* d = json_v3(h->dir);
             ok = d && cJSON_AddItemToObject(o, "from", d);
@@ -485,7 +466,8 @@ fb_status fb_hits_save(const char* path, const fb_hit* hits, int n, fb_error* er
         }
         cJSON* off = ok ? json_v3(h->offset) : NULL;
         ok = off && cJSON_AddItemToObject(o, "offset", off) &&
-             add_num(o, "restitution", h->restitution) && add_num(o, "distance", h->distance);
+             fb_json_add_exact(o, "restitution", h->restitution) &&
+             fb_json_add_exact(o, "distance", h->distance);
     }
     if (!ok) {
         cJSON_Delete(root);

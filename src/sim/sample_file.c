@@ -1,8 +1,9 @@
 /* A sampling plan's file (fb_sample_plan_save, fb_sample_plan_load; docs/CONTROL.md §11): the
  * offsets a search found, kept so that a later run follows them without searching again. The
  * axes are named by joint and axis, so that a plan read on another character is refused by
- * name; the control points are written with 17 significant digits, so that the reference made
- * from a plan read back is the searched one bit for bit. */
+ * name; the numbers are written as the shortest text that reads back as the same double
+ * (fb_json_exact), so that the reference made from a plan read back is the searched one bit
+ * for bit. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +24,7 @@ fb_status fb_sample_plan_save(const char* path, const fb_model* m, const char* c
     bool ok = root && cJSON_AddStringToObject(root, "format", PLAN_FORMAT) &&
               cJSON_AddNumberToObject(root, "version", PLAN_VERSION) &&
               (!clip || cJSON_AddStringToObject(root, "clip", clip)) &&
-              cJSON_AddNumberToObject(root, "window_s", plan->window);
+              fb_json_add_exact(root, "window_s", plan->window);
     cJSON* axes = ok ? cJSON_AddArrayToObject(root, "axes") : NULL;
     ok = ok && axes;
     for (int i = 0; ok && i < plan->dofs; i++) {
@@ -39,12 +40,7 @@ fb_status fb_sample_plan_save(const char* path, const fb_model* m, const char* c
         cJSON* row = cJSON_CreateArray();
         ok = row && cJSON_AddItemToArray(points, row);
         for (int i = 0; ok && i < plan->dofs; i++) {
-            /* 17 significant digits, which read back to the same double (cJSON's own printing
-             * settles for 15 when they are within DBL_EPSILON) */
-            char num[32];
-            snprintf(num, sizeof num, "%.17g",
-                     plan->points[(size_t)k * (size_t)plan->dofs + (size_t)i]);
-            cJSON* v = cJSON_CreateRaw(num);
+            cJSON* v = fb_json_exact(plan->points[(size_t)k * (size_t)plan->dofs + (size_t)i]);
             ok = v && cJSON_AddItemToArray(row, v);
         }
     }

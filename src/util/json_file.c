@@ -3,6 +3,7 @@
 #include "util/json_file.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,4 +63,31 @@ fb_status fb_json_write(const char* path, cJSON* root, fb_error* err) {
     }
     cJSON_free(text);
     return s == FB_OK ? fb_ok(err) : s;
+}
+
+const char* fb_json_num_text(double v, char* buf) {
+    for (int digits = 15; digits <= 17; digits++) {
+        snprintf(buf, 32, "%.*g", digits, v);
+        if (strtod(buf, NULL) == v) {
+            break;
+        }
+    }
+    return buf;
+}
+
+cJSON* fb_json_exact(double v) {
+    if (!isfinite(v)) {
+        return cJSON_CreateNull();
+    }
+    char buf[32];
+    return cJSON_CreateRaw(fb_json_num_text(v, buf));
+}
+
+bool fb_json_add_exact(cJSON* obj, const char* key, double v) {
+    cJSON* e = fb_json_exact(v);
+    if (!e || !cJSON_AddItemToObject(obj, key, e)) {
+        cJSON_Delete(e);
+        return false;
+    }
+    return true;
 }

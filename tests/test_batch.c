@@ -220,8 +220,11 @@ START_TEST(bad_lines_fail_alone) {
                "{\"clip\": \"c.bvh\", \"out\": \"y.bvh\", \"random-hits\": 2}\n"      /* 10 */
                "{\"clip\": \"c.bvh\", \"out\": \"c.bvh\"}\n" /* 11: overwrites */
                "{\"clip\": \"c.bvh\", \"out\": \"y.bvh\", \"hits\": [{\"time\": 1, "
-               "\"target\": \"Head\", \"spin\": 3}]}\n"                 /* 12 */
-               "{\"clip\": \"c.bvh\", \"out\": \"y.bvh\"} trailing\n"); /* 13 */
+               "\"target\": \"Head\", \"spin\": 3}]}\n"               /* 12 */
+               "{\"clip\": \"c.bvh\", \"out\": \"y.bvh\"} trailing\n" /* 13 */
+               "{\"clip\": \"c.bvh\", \"out\": \"y.bvh\", \"sample\": 4, \"sample_load\": "
+               "\"p.json\"}\n"                                                       /* 14 */
+               "{\"clip\": \"c.bvh\", \"out\": \"y.bvh\", \"sample\": \"many\"}\n"); /* 15 */
     char args[1024];
     snprintf(args, sizeof args, "batch '%s/m.jsonl' --jobs 3", dir);
     ck_assert_int_eq(run(args), 1);
@@ -241,11 +244,41 @@ START_TEST(bad_lines_fail_alone) {
         "m.jsonl:12: \"hits\": [0]: ",
         "unknown key 'spin'",
         "m.jsonl:13: not valid JSON (at column",
-        "13 jobs, 3 at once: 0 done, 0 skipped, 13 failed"};
+        "m.jsonl:14: \"sample_load\": --sample-load follows a plan without searching",
+        "m.jsonl:15: \"sample\": expected an integer from 0 to 100000",
+        "15 jobs, 3 at once: 0 done, 0 skipped, 15 failed"};
     for (size_t k = 0; k < sizeof expect / sizeof *expect; k++) {
         ck_assert_msg(strstr(out, expect[k]), "expected '%s' in:\n%s", expect[k], out);
     }
     check_blocks(out);
+    remove_dir();
+}
+END_TEST
+
+/* A search kept by one manifest's job ("sample", "sample_save") and followed by another's
+ * ("sample_load"): the two BVH files byte for byte the same, as with simulate. */
+START_TEST(sampling_plans_through_manifests) {
+    make_dir();
+    write_text(dir, "search.jsonl",
+               "{\"clip\": \"" CLIP "\", \"out\": \"a.bvh\", \"frames\": \"0:48\", "
+               "\"root\": \"free\", \"sample\": 3, \"sample_save\": \"p.json\"}\n");
+    write_text(dir, "follow.jsonl",
+               "{\"clip\": \"" CLIP "\", \"out\": \"b.bvh\", \"frames\": \"0:48\", "
+               "\"root\": \"free\", \"sample_load\": \"p.json\"}\n");
+    char args[1024];
+    snprintf(args, sizeof args, "batch '%s/search.jsonl'", dir);
+    ck_assert_msg(run(args) == 0, "%s", out);
+    ck_assert_msg(strstr(out, "sampling: 4 windows") && exists(dir, "p.json"), "%s", out);
+    snprintf(args, sizeof args, "batch '%s/follow.jsonl'", dir);
+    ck_assert_msg(run(args) == 0, "%s", out);
+    ck_assert_msg(strstr(out, "following the offsets in"), "%s", out);
+    size_t na = 0, nb = 0;
+    char* a = slurp(dir, "a.bvh", &na);
+    char* b = slurp(dir, "b.bvh", &nb);
+    ck_assert(a && b);
+    ck_assert_msg(na == nb && memcmp(a, b, na) == 0, "the followed plan wrote another clip");
+    free(a);
+    free(b);
     remove_dir();
 }
 END_TEST
@@ -281,6 +314,7 @@ int main(void) {
     Suite* s = suite_create("batch");
     TCase* tc = tcase_create("cli");
     tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, sampling_plans_through_manifests);
     tcase_add_test(tc, bad_usage_exits_2);
     tcase_add_test(tc, bad_lines_fail_alone);
     tcase_add_test(tc, runs_skips_shards_and_is_deterministic);

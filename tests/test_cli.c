@@ -359,8 +359,8 @@ static void sample_run(const char* clip, const char* dir, const char* out, const
     snprintf(cmd, sizeof cmd,
              "simulate '%s' --root free --frames 0:48 --quiet -o '%s/%s' %s '%s/plan.json'", clip,
              dir, out, opts, dir);
-    ck_assert_int_eq(run(cmd, buf, sizeof buf), code);
-    ck_assert_msg(strstr(buf, says), "%s", buf);
+    const int rc = run(cmd, buf, sizeof buf);
+    ck_assert_msg(rc == code && strstr(buf, says), "exit %d (expected %d): %s", rc, code, buf);
 }
 
 START_TEST(simulate_sample_searches_or_explains) {
@@ -399,8 +399,17 @@ START_TEST(simulate_sample_searches_or_explains) {
     /* the offsets kept and followed again without a search: the same clip, bit for bit */
     sample_run(clip, dir, "b.bvh", "--sample 3 --threads 2 --sample-save", 0,
                "plan.json (the search's offsets");
-    sample_run(clip, dir, "c.bvh", "--sample-load", 0, "offsets in");
+    char opts[700];
+    snprintf(opts, sizeof opts, "--report '%s/c.json' --sample-load", dir);
+    sample_run(clip, dir, "c.bvh", opts, 0, "offsets in");
     ck_assert_msg(strstr(buf, "no search"), "%s", buf);
+    snprintf(path, sizeof path, "%s/c.json", dir);
+    json = ck_slurp(path);
+    ck_assert_ptr_nonnull(json);
+    ck_assert_msg(strstr(json, "\"sampling\":\t{\n\t\t\"plan\":") &&
+                      !strstr(json, "\"simulations\""),
+                  "the report of a followed plan: %.400s", strstr(json, "\"sampling\""));
+    free(json);
     char b_path[600], c_path[600];
     snprintf(b_path, sizeof b_path, "%s/b.bvh", dir);
     snprintf(c_path, sizeof c_path, "%s/c.bvh", dir);

@@ -236,21 +236,13 @@ int cmd_simulate(int argc, char** argv) {
                 USAGE_SAMPLING);
         return EXIT_USAGE;
     }
-    if (j.sample_load && (j.sample > 0 || j.sample_save)) {
-        fprintf(stderr, "featherbone simulate: --sample-load follows a plan without searching: "
-                        "not with --sample or --sample-save\n");
+    char why[256];
+    if (!sim_job_sampling_ok(&j, why, sizeof why)) {
+        fprintf(stderr, "featherbone simulate: %s\n", why);
         return EXIT_USAGE;
     }
-    if (j.sample_save && j.sample == 0) {
-        fprintf(stderr, "featherbone simulate: --sample-save keeps what --sample N finds: give "
-                        "--sample too\n");
-        return EXIT_USAGE;
-    }
-    char outs[SIM_JOB_MAX_OUTPUTS + 1][1024];
-    int n = sim_job_outputs(&j, outs);
-    if (j.sample_save) {
-        snprintf(outs[n++], sizeof outs[0], "%s", j.sample_save);
-    }
+    char outs[SIM_JOB_MAX_OUTPUTS][1024];
+    const int n = sim_job_outputs(&j, outs);
     for (int k = 0; k < n; k++) {
         for (int m = 0; m < k; m++) {
             if (strcmp(outs[k], outs[m]) == 0) {

@@ -48,15 +48,19 @@ typedef enum key_id {
     K_POS_MODE,
     K_NO_ASSIMP,
     K_FREE_POSITIONS,
+    K_SAMPLE,
+    K_SAMPLE_SAVE,
+    K_SAMPLE_LOAD,
     NKEY
 } key_id;
 
 static const char* const KEYS[NKEY] = {
-    "clip",           "out",            "gains",          "hits",           "hits_file",
-    "random_hits",    "seed",           "controller",     "root",           "rate",
-    "frames",         "report",         "format",         "self_collision", "keep_placement",
-    "rules",          "lossless",       "mass",           "mass_model",     "scale",
-    "height",         "up",             "pos_mode",       "no_assimp",      "free_positions"};
+    "clip",        "out",         "gains",      "hits",           "hits_file",
+    "random_hits", "seed",        "controller", "root",           "rate",
+    "frames",      "report",      "format",     "self_collision", "keep_placement",
+    "rules",       "lossless",    "mass",       "mass_model",     "scale",
+    "height",      "up",          "pos_mode",   "no_assimp",      "free_positions",
+    "sample",      "sample_save", "sample_load"};
 
 /* What a bad line says: "\"key\": message" into msg. Returns false, for `return fail(...)`. */
 static bool fail(char* msg, size_t cap, const char* key, const char* fmt, ...)
@@ -344,6 +348,15 @@ static bool scalar_value(key_id k, const cJSON* e, sim_job* job, char* msg, size
     int c = 0;
     bool ok = true;
     switch (k) {
+    case K_SAMPLE:
+        if (!cJSON_IsNumber(e) || !(e->valuedouble >= 0.0) || !(e->valuedouble <= 100000.0) ||
+            e->valuedouble != floor(e->valuedouble)) {
+            return fail(msg, cap, key,
+                        "expected an integer from 0 to 100000 (simulations per "
+                        "window of the search)");
+        }
+        job->sample = (int)e->valuedouble;
+        return true;
     case K_RANDOM_HITS:
         if (!cJSON_IsNumber(e) || !(e->valuedouble >= 0.0) ||
             !(e->valuedouble <= FB_SIM_MAX_BALLS) || e->valuedouble != floor(e->valuedouble)) {
@@ -408,31 +421,37 @@ static bool scalar_value(key_id k, const cJSON* e, sim_job* job, char* msg, size
     }
 }
 
+/* A file the job reads (path_value into *dst), kept among its inputs for check_outputs. */
+static bool input_value(const cJSON* e, const char* key, const char* dir, manifest_job* j,
+                        const char** dst, char* msg, size_t cap) {
+    *dst = path_value(e, key, dir, j, msg, cap);
+    j->input[j->ninput++] = *dst;
+    return *dst != NULL;
+}
+
 /* One key of a line. */
 static bool key_value(key_id k, const cJSON* e, const char* dir, manifest_job* j, char* msg,
                       size_t cap) {
     sim_job* job = &j->job;
     switch (k) {
     case K_CLIP:
-        job->clip.clip = path_value(e, KEYS[k], dir, j, msg, cap);
-        j->input[j->ninput++] = job->clip.clip;
-        return job->clip.clip != NULL;
+        return input_value(e, KEYS[k], dir, j, &job->clip.clip, msg, cap);
     case K_OUT:
         return (job->out = path_value(e, KEYS[k], dir, j, msg, cap)) != NULL;
     case K_GAINS:
-        job->gains = path_value(e, KEYS[k], dir, j, msg, cap);
-        j->input[j->ninput++] = job->gains;
-        return job->gains != NULL;
+        return input_value(e, KEYS[k], dir, j, &job->gains, msg, cap);
     case K_RULES:
-        job->clip.rules_path = path_value(e, KEYS[k], dir, j, msg, cap);
-        j->input[j->ninput++] = job->clip.rules_path;
-        return job->clip.rules_path != NULL;
+        return input_value(e, KEYS[k], dir, j, &job->clip.rules_path, msg, cap);
     case K_HITS:
         return hits_value(e, job, msg, cap);
     case K_HITS_FILE:
         return hits_file_value(e, dir, j, msg, cap);
     case K_REPORT:
         return report_value(e, dir, j, msg, cap);
+    case K_SAMPLE_SAVE:
+        return (job->sample_save = path_value(e, KEYS[k], dir, j, msg, cap)) != NULL;
+    case K_SAMPLE_LOAD:
+        return input_value(e, KEYS[k], dir, j, &job->sample_load, msg, cap);
     default:
         return scalar_value(k, e, job, msg, cap);
     }
@@ -483,6 +502,10 @@ static bool job_from_json(const cJSON* o, const char* dir, manifest_job* j, char
     if (!j->job.clip.clip || !j->job.out) {
         return fail(msg, cap, j->job.clip.clip ? "out" : "clip",
                     "required (every job needs \"clip\" and \"out\")");
+    }
+    char why[256];
+    if (!sim_job_sampling_ok(&j->job, why, sizeof why)) {
+        return fail(msg, cap, j->job.sample_load ? "sample_load" : "sample_save", "%s", why);
     }
     return check_outputs(j, msg, cap);
 }

@@ -8,8 +8,8 @@
 
 #include "sim_job.h"
 
-#define MANIFEST_MAX_INPUTS 4 /* clip, gains, hits_file, rules */
-#define MANIFEST_MAX_OWNED 8  /* the resolved paths a job owns */
+#define MANIFEST_MAX_INPUTS 5 /* clip, gains, hits_file, rules, sample_load */
+#define MANIFEST_MAX_OWNED 10 /* the resolved paths a job owns */
 
 /* One job of a manifest, ready for sim_job_run. Its paths are resolved against the
  * manifest's directory and owned by it (manifest_job_free). */

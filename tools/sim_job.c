@@ -57,7 +57,24 @@ int sim_job_outputs(const sim_job* j, char bufs[SIM_JOB_MAX_OUTPUTS][1024]) {
     if (j->gltf) {
         snprintf(bufs[n++], 1024, "%.1000s.gltf", base);
     }
+    if (j->sample_save) {
+        snprintf(bufs[n++], 1024, "%s", j->sample_save);
+    }
     return n;
+}
+
+bool sim_job_sampling_ok(const sim_job* j, char* msg, size_t cap) {
+    if (j->sample_load && (j->sample > 0 || j->sample_save)) {
+        snprintf(msg, cap,
+                 "--sample-load follows a plan without searching: not with --sample or "
+                 "--sample-save");
+        return false;
+    }
+    if (j->sample_save && j->sample == 0) {
+        snprintf(msg, cap, "--sample-save keeps what --sample N finds: give --sample too");
+        return false;
+    }
+    return true;
 }
 
 static bool ends_with(const char* s, const char* suffix) {
@@ -244,14 +261,19 @@ static int write_outputs(const sim_job* j, const fb_sim* s, const fb_character* 
                          const char* tag) {
     fb_error err;
     char paths[SIM_JOB_MAX_OUTPUTS][1024];
-    const int np = sim_job_outputs(j, paths);
+    /* the plan (the last, when kept) was written after the search */
+    const int np = sim_job_outputs(j, paths) - (j->sample_save ? 1 : 0);
     fb_motion* mo = j->gltf ? fb_sim_motion(s, &err) : NULL;
     fb_status st = j->gltf && !mo ? err.code : fb_sim_write_bvh(s, paths[0], &err);
     if (st == FB_OK) {
         st = sim_balls_json(s, paths[1], &err);
     }
-    const sim_report_info info = {
-        .clip_path = j->clip.clip, .gains_path = j->gains, .gains = g, .ch = ch, .sample = sample};
+    const sim_report_info info = {.clip_path = j->clip.clip,
+                                  .gains_path = j->gains,
+                                  .gains = g,
+                                  .ch = ch,
+                                  .sample = sample,
+                                  .sample_plan = j->sample_load ? j->sample_load : j->sample_save};
     for (int k = 0; st == FB_OK && k < j->nreport; k++) {
         st = ends_with(j->report[k], ".json") ? sim_report_json(s, &info, j->report[k], &err)
                                               : sim_report_html(s, &info, j->report[k], &err);
@@ -481,7 +503,7 @@ int sim_job_run(const sim_job* j, FILE* log, const char* tag) {
         goto done;
     }
     print_summary(s, ch->model, g, wall, log, tag);
-    rc = write_outputs(&job, s, ch, g, ctl ? &sample : NULL, log, tag);
+    rc = write_outputs(&job, s, ch, g, job.sample > 0 ? &sample : NULL, log, tag);
 done:
     fb_sim_destroy(s);
     fb_ref_destroy(ctl);

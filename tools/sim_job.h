@@ -11,7 +11,7 @@
 #include "clip_args.h"
 #include "featherbone/featherbone.h"
 
-#define SIM_JOB_MAX_OUTPUTS 5
+#define SIM_JOB_MAX_OUTPUTS 6
 
 typedef struct sim_job {
     clip_args clip;         /* CLIP and the character options */
@@ -45,9 +45,14 @@ void sim_job_init(sim_job* j);
  * clip. Fills j->first, j->last; false when text is not that. */
 bool sim_job_parse_frames(const char* text, sim_job* j);
 
-/* The files a job writes (OUT.bvh, OUT.balls.json, the report, OUT.gltf when asked); returns
- * their count. */
+/* The files a job writes (OUT.bvh, OUT.balls.json, the reports, OUT.gltf and the sampling plan
+ * when asked, in that order); returns their count. */
 int sim_job_outputs(const sim_job* j, char bufs[SIM_JOB_MAX_OUTPUTS][1024]);
+
+/* The sampling options together: a plan followed (sample_load) is not searched for (sample) or
+ * kept (sample_save), and a plan kept needs a search. False with the reason in msg (the
+ * options named as simulate's). */
+bool sim_job_sampling_ok(const sim_job* j, char* msg, size_t cap);
 
 /* Runs the job: loads, simulates, writes every output whole or not at all. Messages (errors,
  * the summary, progress when asked) go to `log` prefixed with `tag`. Returns an exit code:

@@ -360,6 +360,12 @@ fb_status sim_report_json(const fb_sim* s, const sim_report_info* info, const ch
         cJSON_AddItemToObject(js, "fall_after_s", number(r->fall_after));
         cJSON_AddNumberToObject(js, "last_window_cost", r->cost);
     }
+    if (info->sample_plan) {
+        /* the plan kept (--sample-save) or followed without a search (--sample-load) */
+        cJSON* js = info->sample ? cJSON_GetObjectItem(root, "sampling")
+                                 : cJSON_AddObjectToObject(root, "sampling");
+        cJSON_AddStringToObject(js, "plan", info->sample_plan);
+    }
     cJSON_AddNumberToObject(root, "rate_hz", info->gains->rate);
     cJSON_AddNumberToObject(root, "frames", n);
     cJSON_AddNumberToObject(root, "duration_s", sm.duration);

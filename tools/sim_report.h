@@ -14,6 +14,8 @@ typedef struct sim_report_info {
     const fb_gains* gains;  /* as simulated (after the command line's overrides) */
     const fb_character* ch;
     const fb_sample_result* sample; /* the search for the reference (--sample), or NULL */
+    const char* sample_plan;        /* the plan file the search was kept in (--sample-save) or the
+                                       reference followed (--sample-load), or NULL */
 } sim_report_info;
 
 /* The numbers both reports and the terminal summary give. */

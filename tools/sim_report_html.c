@@ -149,6 +149,13 @@ static void run_section(html_doc* h, const page* p) {
                         sim_fall_words(r->fall_before, before, sizeof before),
                         sim_fall_words(r->fall_after, after, sizeof after));
     }
+    if (p->info->sample_plan) {
+        html_paragraphf(h, "%s the sampling plan %s (docs/CONTROL.md §11).",
+                        r ? "The search's offsets were kept in"
+                          : "Reference: followed, without "
+                            "a search (--sample-load),",
+                        p->info->sample_plan);
+    }
     if (p->nhit == 0) {
         html_paragraph(h, "No hits.");
         return;

@@ -116,19 +116,25 @@ static fb_status plan_points(const char* path, const cJSON* points, fb_sample_pl
     if (!p->points) {
         return fb_fail(err, FB_ENOMEM, "%s: out of memory", path);
     }
-    for (int k = 0; k < rows; k++) {
-        const cJSON* row = cJSON_GetArrayItem(points, k);
+    /* walked item by item: cJSON_GetArrayItem counts from the head, which made reading a
+     * plan quadratic in its size */
+    int k = 0;
+    const cJSON* row = NULL;
+    cJSON_ArrayForEach(row, points) {
         if (!cJSON_IsArray(row) || cJSON_GetArraySize(row) != p->dofs) {
             return fb_fail(err, FB_EINVAL, "%s: points[%d]: expected %d numbers (one per axis)",
                            path, k, p->dofs);
         }
-        for (int i = 0; i < p->dofs; i++) {
-            const cJSON* v = cJSON_GetArrayItem(row, i);
+        int i = 0;
+        const cJSON* v = NULL;
+        cJSON_ArrayForEach(v, row) {
             if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble)) {
                 return fb_fail(err, FB_EINVAL, "%s: points[%d][%d]: expected a number", path, k, i);
             }
             p->points[(size_t)k * (size_t)p->dofs + (size_t)i] = v->valuedouble;
+            i++;
         }
+        k++;
     }
     return FB_OK;
 }

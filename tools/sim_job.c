@@ -87,6 +87,7 @@ typedef struct progress_ctx {
     const char* tag;
     double duration;
     int last_percent;
+    double start; /* the wall clock when the work began (sampling's time left) */
 } progress_ctx;
 
 static void on_progress(void* user, double fraction) {
@@ -106,11 +107,19 @@ static double wall_s(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* A search runs for minutes: the share done and, once a few windows are behind it, the time
+ * left at the pace so far (windows cost about the same; a step back makes the estimate grow). */
 static void on_sample_progress(void* user, double fraction) {
     progress_ctx* p = user;
     const int percent = (int)floor(100.0 * fraction);
     if (percent != p->last_percent) {
-        fprintf(p->log, "\r%s: sampling %3d%%", p->tag, percent);
+        const double spent = wall_s() - p->start;
+        if (percent >= 3 && percent < 100) {
+            fprintf(p->log, "\r%s: sampling %3d%%, about %.0f s left   ", p->tag, percent,
+                    spent * (1.0 - fraction) / fraction);
+        } else {
+            fprintf(p->log, "\r%s: sampling %3d%%                      ", p->tag, percent);
+        }
         fflush(p->log);
         p->last_percent = percent;
     }
@@ -138,8 +147,8 @@ static int job_sample(const sim_job* j, const fb_clip* clip, const fb_character*
     o.threads = j->threads > 0 ? j->threads : 1;
     fb_sample_plan plan = {0};
     o.plan = j->sample_save ? &plan : NULL;
-    progress_ctx pc = {log, tag, 0.0, -1};
     const double t0 = wall_s();
+    progress_ctx pc = {log, tag, 0.0, -1, t0};
     *ctl = fb_sim_sample(clip, ch, g, hits, nhit, so, &o, j->progress ? on_sample_progress : NULL,
                          &pc, res, &err);
     if (j->progress) {
@@ -490,8 +499,8 @@ int sim_job_run(const sim_job* j, FILE* log, const char* tag) {
                     : "the exported clip and balls are in the input's frame: that placement is "
                       "undone in them (--keep-placement keeps it)");
     }
-    progress_ctx pc = {log, tag, fb_sim_duration(s), -100};
     const double t0 = wall_s();
+    progress_ctx pc = {log, tag, fb_sim_duration(s), -100, t0};
     const fb_status st = fb_sim_run(s, job.progress ? on_progress : NULL, &pc, &err);
     const double wall = wall_s() - t0;
     if (job.progress) {

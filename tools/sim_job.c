@@ -160,11 +160,12 @@ static int job_sample(const sim_job* j, const fb_clip* clip, const fb_character*
     }
     char before[48], after[48];
     fprintf(log,
-            "%s: sampling: %d windows of %.2f s, %d simulations each, %ld in all (%d times "
-            "back), on %d threads in %.1f s wall; %d joint axes offset; tracking the clip it "
+            "%s: sampling: %d windows of %.2f s, %d simulations each, %ld in all (%d time%s "
+            "back), on %d thread%s in %.1f s wall; %d joint axes offset; tracking the clip it "
             "%s, tracking the sampled reference it %s\n",
-            tag, res->windows, o.window, o.samples, res->simulations, res->backtracks, o.threads,
-            wall_s() - t0, res->dofs, sim_fall_words(res->fall_before, before, sizeof before),
+            tag, res->windows, o.window, o.samples, res->simulations, res->backtracks,
+            res->backtracks == 1 ? "" : "s", o.threads, o.threads == 1 ? "" : "s", wall_s() - t0,
+            res->dofs, sim_fall_words(res->fall_before, before, sizeof before),
             sim_fall_words(res->fall_after, after, sizeof after));
     int rc = EXIT_OK;
     if (j->sample_save) {

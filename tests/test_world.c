@@ -457,19 +457,20 @@ END_TEST
 /* Passive joint damping of the ragdoll (N m s/rad). */
 #define RAGDOLL_DAMPING 0.5
 
-START_TEST(ragdoll_comes_to_rest) {
+/* The CMU walk's character (bundled rules) as a ragdoll, and its first pose in *mo. */
+static fb_character* ragdoll(fb_clip** clip, fb_motion** mo) {
     fb_error err;
-    fb_clip* clip = fb_clip_load(FB_DATA_DIR "/131_01.bvh", NULL, NULL, &err);
-    ck_assert_msg(clip != NULL, "%s", err.msg);
+    *clip = fb_clip_load(FB_DATA_DIR "/131_01.bvh", NULL, NULL, &err);
+    ck_assert_msg(*clip != NULL, "%s", err.msg);
     fb_rules rules;
     ck_assert_msg(fb_rules_load(FB_DATA_DIR "/character_rules.json", &rules, &err) == FB_OK,
                   "%s", err.msg);
     fb_build_opts bo = fb_default_build_opts();
     bo.rules = &rules;
-    fb_character* ch = fb_character_build(clip, &bo, &err);
+    fb_character* ch = fb_character_build(*clip, &bo, &err);
     ck_assert_msg(ch != NULL, "%s", err.msg);
-    fb_motion* mo = fb_motion_from_clip(clip, ch, 0.0, 0, 1, &err);
-    ck_assert_msg(mo != NULL, "%s", err.msg);
+    *mo = fb_motion_from_clip(*clip, ch, 0.0, 0, 1, &err);
+    ck_assert_msg(*mo != NULL, "%s", err.msg);
     /* joints have some passive damping, as real ones do (a frictionless ball joint lets a
      * hand spin about its own axis for ever) */
     for (int i = 1; i < ch->model->nbody; i++) {
@@ -477,6 +478,13 @@ START_TEST(ragdoll_comes_to_rest) {
             ck_assert_int_eq(fb_model_set_damping(ch->model, i, RAGDOLL_DAMPING, &err), FB_OK);
         }
     }
+    return ch;
+}
+
+START_TEST(ragdoll_comes_to_rest) {
+    fb_clip* clip;
+    fb_motion* mo;
+    fb_character* ch = ragdoll(&clip, &mo);
     const fb_model* m = ch->model;
     fb_world* w = ck_world(1, &m, NULL);
     fb_data* d = fb_world_data(w, 0);
@@ -503,6 +511,64 @@ START_TEST(ragdoll_comes_to_rest) {
         ck_assert(isfinite(d->q[j]));
     }
     fb_world_destroy(w);
+    fb_motion_destroy(mo);
+    fb_character_destroy(ch);
+    fb_clip_destroy(clip);
+}
+END_TEST
+
+/* fb_world_copy: the ragdoll of the test above dropped; after 0.3 s (on the ground, contacts
+ * and their warm starts in play) its world is copied into a second world of the same model that
+ * had stepped elsewhere (another pose, 0.1 s); both then step on 3 s, to rest and asleep, and
+ * every step's q and qd, contacts and sleep must be the same bit for bit (a bit the copy
+ * missed would show as the two drifting apart). A world of another model is refused. */
+START_TEST(a_copied_world_steps_on_alike) {
+    fb_error err;
+    fb_clip* clip;
+    fb_motion* mo;
+    fb_character* ch = ragdoll(&clip, &mo);
+    const fb_model* m = ch->model;
+    fb_world_opts o = fb_default_world_opts();
+    o.sleep_speed = 0.1; /* bench sleep's: asleep within the run */
+    fb_world* a = ck_world(1, &m, &o);
+    fb_world* b = ck_world(1, &m, &o);
+    ck_assert_int_eq(fb_world_set_sleep(a, 0, true, &err), FB_OK);
+    memcpy(fb_world_data(a, 0)->q, mo->q, (size_t)m->nq * sizeof(double));
+    scene_ragdoll_lying(fb_world_data(a, 0)->q);
+    memcpy(fb_world_data(b, 0)->q, mo->q, (size_t)m->nq * sizeof(double));
+    const double dt = fb_world_options(a)->dt;
+    for (int k = 0; k < (int)(0.3 / dt); k++) {
+        ck_step(a);
+    }
+    for (int k = 0; k < (int)(0.1 / dt); k++) {
+        ck_step(b);
+    }
+    ck_assert_int_gt(fb_world_get_stats(a)->contacts, 0);
+    ck_assert_int_eq(fb_world_copy(b, a, &err), FB_OK);
+    const fb_data* da = fb_world_data(a, 0);
+    const fb_data* db = fb_world_data(b, 0);
+    bool slept = false;
+    for (int k = 0; k < (int)(3.0 / dt); k++) {
+        ck_step(a);
+        ck_step(b);
+        ck_assert_msg(memcmp(da->q, db->q, (size_t)m->nq * sizeof(double)) == 0 &&
+                          memcmp(da->qd, db->qd, (size_t)m->nv * sizeof(double)) == 0,
+                      "step %d after the copy: the worlds differ", k + 1);
+        ck_assert_int_eq(fb_world_get_stats(a)->contacts, fb_world_get_stats(b)->contacts);
+        ck_assert(fb_world_asleep(a, 0) == fb_world_asleep(b, 0));
+        ck_assert(fb_world_time(a) == fb_world_time(b));
+        slept = slept || fb_world_asleep(a, 0);
+    }
+    ck_assert_msg(slept, "the ragdoll never slept: the copy's sleep state is not checked");
+    fb_model* box = box_model(fb_v3_make(0.2, 0.2, 0.2));
+    const fb_model* mb = box;
+    fb_world* c = ck_world(1, &mb, NULL);
+    ck_assert_int_eq(fb_world_copy(c, a, &err), FB_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err.msg, "differ"));
+    fb_world_destroy(c);
+    fb_model_destroy(box);
+    fb_world_destroy(a);
+    fb_world_destroy(b);
     fb_motion_destroy(mo);
     fb_character_destroy(ch);
     fb_clip_destroy(clip);
@@ -2010,6 +2076,7 @@ static Suite* world_suite(void) {
     tcase_add_test(tc, joint_friction_holds_slows_and_stops_a_rod);
     tcase_add_test(tc, ball_bounces_to_e_squared);
     tcase_add_test(tc, ragdoll_comes_to_rest);
+    tcase_add_test(tc, a_copied_world_steps_on_alike);
     tcase_add_test(tc, hinge_chain_stays_within_limits);
     tcase_add_test(tc, ball_joint_stops_at_its_ellipse);
     tcase_add_test(tc, hinge_stops_at_both_ends);

@@ -217,6 +217,11 @@ FB_API fb_csys* fb_csys_create(int nart, const fb_model* const* m, fb_data* cons
                                int max_rows, const fb_allocator* alloc, fb_error* err);
 FB_API void fb_csys_destroy(fb_csys* cs);
 
+/* Makes dst what src is, rows, multipliers and warm starts included, dst keeping its models and
+ * data (which the caller copies); both made with the same articulations' shapes and rows
+ * (FB_EINVAL otherwise, nothing copied). */
+FB_API fb_status fb_csys_copy(fb_csys* dst, const fb_csys* src, fb_error* err);
+
 /* Chooses how fb_csys_build forms K (FB_K_TEST_FORCES when created). */
 FB_API void fb_csys_set_k_method(fb_csys* cs, fb_k_method method);
 

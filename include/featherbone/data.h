@@ -92,6 +92,11 @@ FB_API fb_data* fb_data_create(const fb_model* m, const fb_allocator* alloc, fb_
 /* Frees the data. NULL does nothing. */
 FB_API void fb_data_destroy(fb_data* d);
 
+/* Makes dst what src is: its state, inputs, outputs and intermediates (stage included), as
+ * MuJoCo's mj_copyData does; both made for the same model (false, nothing copied, when their
+ * counts differ). */
+FB_API bool fb_data_copy(fb_data* dst, const fb_data* src);
+
 /* Puts the state back to neutral q, zero qd, tau, f_ext, time; clears the stage bits. */
 FB_API void fb_data_reset(const fb_model* m, fb_data* d);
 

@@ -114,6 +114,11 @@ FB_API fb_world* fb_world_create(int nart, const fb_model* const* m, const fb_wo
                                  const fb_allocator* alloc, fb_error* err);
 FB_API void fb_world_destroy(fb_world* w);
 
+/* Makes dst what src is: every articulation's state, the contacts, the solver's warm starts,
+ * sleep, impulses, time and counters, so that both step on alike bit for bit. dst keeps its
+ * models (of the same shapes as src's: FB_EINVAL otherwise, nothing copied) and its hook. */
+FB_API fb_status fb_world_copy(fb_world* dst, const fb_world* src, fb_error* err);
+
 /* Articulation k's state and inputs (q, qd, tau, f_ext are the caller's to set). */
 FB_API fb_data* fb_world_data(fb_world* w, int k);
 FB_API const fb_model* fb_world_model(const fb_world* w, int k);

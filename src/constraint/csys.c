@@ -156,6 +156,40 @@ fb_csys* fb_csys_create(int nart, const fb_model* const* m, fb_data* const* d, i
     return cs;
 }
 
+fb_status fb_csys_copy(fb_csys* dst, const fb_csys* src, fb_error* err) {
+    bool same = dst->nart == src->nart && dst->cap == src->cap && dst->nv_total == src->nv_total;
+    for (int k = 0; same && k < src->nart; k++) {
+        same = dst->m[k]->nbody == src->m[k]->nbody && dst->m[k]->nv == src->m[k]->nv;
+    }
+    if (!same) {
+        return fb_fail(err, FB_EINVAL,
+                       "fb_csys_copy: the systems differ in articulations, dofs or rows");
+    }
+    if (dst == src) {
+        return fb_ok(err);
+    }
+    /* everything but what dst owns or lends: its block, allocator, models and data */
+    const fb_csys keep = *dst;
+    *dst = *src;
+    memcpy(dst->m, keep.m, sizeof dst->m);
+    memcpy(dst->d, keep.d, sizeof dst->d);
+    dst->alloc = keep.alloc;
+    dst->block = keep.block;
+    fb_csys shape = *dst; /* counts the block's bytes without touching dst's pointers */
+    memcpy(dst->block, src->block, layout(&shape, NULL, src->cap, src->nv_total));
+    /* the arrays point into dst's block again; the structs inside it that layout wrote hold
+     * counts besides their pointers, taken from src's */
+    layout(dst, dst->block, dst->cap, dst->nv_total);
+    for (int k = 0; k < dst->nart; k++) {
+        fb_dof_tree* t = &((fb_dof_tree*)dst->tree)[k];
+        const fb_dof_tree* u = &((const fb_dof_tree*)src->tree)[k];
+        t->n = u->n;
+        t->size = u->size;
+    }
+    fb_js_copy_values(dst->js, src->js);
+    return fb_ok(err);
+}
+
 void fb_csys_destroy(fb_csys* cs) {
     if (!cs) {
         return;

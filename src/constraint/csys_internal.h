@@ -182,6 +182,10 @@ void fb_pgs_sweeps(fb_csys* cs, const lcp_rhs* q, const fb_pgs_opts* o);
  * (base NULL: counts the bytes; util/block.h). */
 void* fb_js_layout(char* base, size_t* off, size_t n, size_t cap);
 
+/* After fb_js_layout has placed dst's scratch over a copy of src's block: the scratch's values
+ * that are not arrays (the warm start's sets' sizes, the clamped tree's counts), from src's. */
+void fb_js_copy_values(void* dst, const void* src);
+
 /* The articulation the joint-space solve applies to, or -1. */
 int fb_js_art(fb_csys* cs, const lcp_rhs* q);
 

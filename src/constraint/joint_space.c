@@ -57,6 +57,19 @@ void* fb_js_layout(char* base, size_t* off, size_t n, size_t cap) {
     return js;
 }
 
+void fb_js_copy_values(void* dst, const void* src) {
+    js_scratch* d = dst;
+    const js_scratch* s = src;
+    d->ct.n = s->ct.n;
+    d->ct.size = s->ct.size;
+    for (int k = 0; k < 2; k++) {
+        d->prev[k].ok = s->prev[k].ok;
+        d->prev[k].a = s->prev[k].a;
+        d->prev[k].n = s->prev[k].n;
+        d->prev[k].no = s->prev[k].no;
+    }
+}
+
 /* ---- the joint-space solve ------------------------------------------------------------------
  *
  * A tracking controller pins every dof of its character with a dof row (its multiplier a

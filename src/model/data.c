@@ -6,9 +6,8 @@
 #include "util/block.h"
 #include "util/error.h"
 
-static size_t layout_data(fb_data* d, char* base, const fb_model* m) {
+static size_t layout_data(fb_data* d, char* base, size_t nb, size_t nq, size_t nv) {
     size_t off = 0;
-    const size_t nb = (size_t)m->nbody, nq = (size_t)m->nq, nv = (size_t)m->nv;
     d->q = fb_block_carve(base, &off, nq * sizeof(double));
     d->qd = fb_block_carve(base, &off, nv * sizeof(double));
     d->tau = fb_block_carve(base, &off, nv * sizeof(double));
@@ -49,7 +48,7 @@ fb_data* fb_data_create(const fb_model* m, const fb_allocator* alloc, fb_error* 
         return NULL;
     }
     memset(d, 0, sizeof *d);
-    const size_t size = layout_data(d, NULL, m);
+    const size_t size = layout_data(d, NULL, (size_t)m->nbody, (size_t)m->nq, (size_t)m->nv);
     char* block = fb_alloc(&a, size);
     if (!block) {
         fb_free(&a, d);
@@ -57,7 +56,7 @@ fb_data* fb_data_create(const fb_model* m, const fb_allocator* alloc, fb_error* 
         return NULL;
     }
     memset(block, 0, size);
-    layout_data(d, block, m);
+    layout_data(d, block, (size_t)m->nbody, (size_t)m->nq, (size_t)m->nv);
     d->alloc = a;
     d->block = block;
     d->nbody = m->nbody;
@@ -75,6 +74,22 @@ void fb_data_destroy(fb_data* d) {
     const fb_allocator a = d->alloc;
     fb_free(&a, d->block);
     fb_free(&a, d);
+}
+
+bool fb_data_copy(fb_data* dst, const fb_data* src) {
+    if (dst->nbody != src->nbody || dst->nq != src->nq || dst->nv != src->nv) {
+        return false;
+    }
+    if (dst == src) {
+        return true;
+    }
+    fb_data shape = *dst; /* counts the block's bytes without touching dst's pointers */
+    memcpy(dst->block, src->block,
+           layout_data(&shape, NULL, (size_t)src->nbody, (size_t)src->nq, (size_t)src->nv));
+    dst->time = src->time;
+    dst->damping_dt = src->damping_dt;
+    dst->stage = src->stage;
+    return true;
 }
 
 void fb_data_reset(const fb_model* m, fb_data* d) {

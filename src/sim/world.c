@@ -243,6 +243,45 @@ fb_world* fb_world_create(int nart, const fb_model* const* m, const fb_world_opt
     return w;
 }
 
+fb_status fb_world_copy(fb_world* dst, const fb_world* src, fb_error* err) {
+    bool same = dst->nart == src->nart && dst->o.max_contacts == src->o.max_contacts;
+    for (int k = 0; same && k < src->nart; k++) {
+        same = dst->m[k]->nbody == src->m[k]->nbody && dst->m[k]->nq == src->m[k]->nq &&
+               dst->m[k]->nv == src->m[k]->nv;
+    }
+    if (!same) {
+        return fb_fail(err, FB_EINVAL,
+                       "fb_world_copy: the worlds differ in articulations or their shapes");
+    }
+    if (dst == src) {
+        return fb_ok(err);
+    }
+    /* the systems first (their rows follow from the shapes checked above) */
+    fb_status st = fb_csys_copy(dst->cs, src->cs, err);
+    st = st == FB_OK ? fb_csys_copy(dst->post, src->post, err) : st;
+    if (st != FB_OK) {
+        return st;
+    }
+    /* everything but what dst owns or lends: its block, data, systems, models and hook */
+    const fb_world keep = *dst;
+    *dst = *src;
+    memcpy(dst->m, keep.m, sizeof dst->m);
+    memcpy(dst->d, keep.d, sizeof dst->d);
+    dst->cs = keep.cs;
+    dst->post = keep.post;
+    dst->hook = keep.hook;
+    dst->user = keep.user;
+    dst->alloc = keep.alloc;
+    dst->block = keep.block;
+    fb_world shape = *dst; /* counts the block's bytes without touching dst's pointers */
+    memcpy(dst->block, src->block, layout(&shape, NULL, src->cs->cap));
+    layout(dst, dst->block, dst->cs->cap);
+    for (int k = 0; k < dst->nart; k++) {
+        (void)fb_data_copy(dst->d[k], src->d[k]);
+    }
+    return fb_ok(err);
+}
+
 void fb_world_destroy(fb_world* w) {
     if (!w) {
         return;

@@ -44,6 +44,9 @@ START_TEST(bad_usage_exits_2_with_a_message) {
     ck_assert_ptr_nonnull(strstr(buf, "--sleep-speed: expected a positive number"));
     ck_assert_int_eq(run("bench simulate --root floating", buf, sizeof buf), 2);
     ck_assert_ptr_nonnull(strstr(buf, "--root: expected kinematic, assisted or free"));
+    ck_assert_int_eq(run("bench sample --samples 0", buf, sizeof buf), 2);
+    ck_assert_ptr_nonnull(strstr(buf, "--samples: expected a positive integer"));
+    ck_assert_int_eq(run("bench sample --seconds x", buf, sizeof buf), 2);
     /* a standing frame past the clip's end: named, not a crash (it once read a freed scene) */
     ck_assert_int_eq(run("bench push --frame 99999 --max 25", buf, sizeof buf), 2);
     ck_assert_ptr_nonnull(strstr(buf, "frame 99999 is not one of the clip's"));
@@ -74,6 +77,16 @@ START_TEST(bench_sleep_prints_both_runs) {
     ck_assert_ptr_nonnull(strstr(buf, "fell asleep at t = "));
     ck_assert_ptr_nonnull(strstr(buf, "sleep allowed  after"));
     ck_assert_ptr_nonnull(strstr(buf, "no sleep       after"));
+}
+END_TEST
+
+/* A tiny search (0.3 s, 3 candidates, one round): both ways find the same plan, and the line
+ * says so (the command fails when they do not). */
+START_TEST(bench_sample_finds_the_same_plan_both_ways) {
+    ck_assert_int_eq(
+        run("bench sample --seconds 0.3 --samples 3 --rounds 1 --quiet", buf, sizeof buf), 0);
+    ck_assert_ptr_nonnull(strstr(buf, "replayed / saved, round by round: "));
+    ck_assert_ptr_nonnull(strstr(buf, "the same plan: yes"));
 }
 END_TEST
 
@@ -517,6 +530,7 @@ static Suite* cli_suite(void) {
     tcase_add_test(tc, selfcheck_passes);
     tcase_add_test(tc, bench_prints_a_table);
     tcase_add_test(tc, bench_sleep_prints_both_runs);
+    tcase_add_test(tc, bench_sample_finds_the_same_plan_both_ways);
     tcase_add_test(tc, info_describes_a_clip);
     tcase_add_test(tc, bundled_walk_info_and_hit_shares_read_well);
     tcase_add_test(tc, info_prints_ranges_and_what_the_clip_widened);

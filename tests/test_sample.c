@@ -160,6 +160,49 @@ START_TEST(sampling_is_deterministic_and_returns_what_it_scored) {
 }
 END_TEST
 
+/* The search's candidates go on from their kept sequences' simulations saved before each
+ * window (fb_sim_copy); replayed from the start instead (o.replay), every candidate's score
+ * must come out the same, bit for bit: the same plan, the same last score and fall, the same
+ * backtracks (a copy that missed one bit of a world, a tracker or a record, or a new control
+ * point that changed what was simulated before its window, would change some score). Over
+ * the first 2 s of the bundled walk, where the kept sequences fall and the search goes back. */
+START_TEST(saved_simulations_give_the_replayed_search) {
+    walk w;
+    walk_make(&w, 0, 132);
+    fb_sample_opts o = short_search(3);
+    o.lookahead = 0.2;
+    o.backtracks = 4;
+    o.threads = 2;
+    fb_error err;
+    fb_sample_result rs, rr;
+    fb_sample_plan ps = {0}, pr = {0};
+    o.plan = &ps;
+    fb_ref* a = fb_sim_sample(w.clip, w.ch, &w.g, NULL, 0, &w.so, &o, NULL, NULL, &rs, &err);
+    ck_assert_msg(a, "%s", err.msg);
+    o.plan = &pr;
+    o.replay = true;
+    fb_ref* b = fb_sim_sample(w.clip, w.ch, &w.g, NULL, 0, &w.so, &o, NULL, NULL, &rr, &err);
+    ck_assert_msg(b, "%s", err.msg);
+    ck_assert_int_eq(ps.windows, pr.windows);
+    for (size_t i = 0; i < (size_t)(ps.windows + 1) * (size_t)ps.dofs; i++) {
+        ck_assert_msg(ps.points[i] == pr.points[i], "point %zu: %.17g saved, %.17g replayed", i,
+                      ps.points[i], pr.points[i]);
+    }
+    ck_assert_msg(rs.cost == rr.cost, "last score %.17g saved, %.17g replayed", rs.cost, rr.cost);
+    ck_assert(same_time(rs.fall_after, rr.fall_after));
+    ck_assert_int_eq(rs.backtracks, rr.backtracks);
+    ck_assert_msg(rs.backtracks > 0, "the search never went back: the check does not cover it");
+    printf("saved and replayed searches: the same plan, %d times back, %ld simulations\n",
+           rs.backtracks, rs.simulations);
+    ck_assert_int_eq(rs.simulations, rr.simulations);
+    fb_sample_plan_free(&ps);
+    fb_sample_plan_free(&pr);
+    fb_ref_destroy(a);
+    fb_ref_destroy(b);
+    walk_free(&w);
+}
+END_TEST
+
 /* Issue 18's measures of a stand, from the recorded root against the reference's at the same
  * time: the lowest pelvis height over the clip's (fraction) and the largest horizontal
  * distance from the clip's path (m). The root's coordinates are q[0..2] (position, world);
@@ -340,6 +383,7 @@ static Suite* sample_suite(void) {
     TCase* tc = tcase_create("core");
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, sampling_is_deterministic_and_returns_what_it_scored);
+    tcase_add_test(tc, saved_simulations_give_the_replayed_search);
     tcase_add_test(tc, sampling_keeps_the_free_walk_up);
     tcase_add_test(tc, a_kept_plan_gives_the_searched_reference);
     tcase_add_test(tc, bad_requests_are_named);

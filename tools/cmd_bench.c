@@ -4,18 +4,19 @@
 #include <string.h>
 
 #include "bench_constraints.h"
+#include "bench_dynamics.h"
+#include "bench_sample.h"
 #include "bench_simulate.h"
 #include "bench_sleep.h"
-#include "stand.h"
-#include "bench_dynamics.h"
 #include "kernels.h"
+#include "stand.h"
 #ifdef FB_HAVE_PEERS
 #include "bench_peers.h"
 #endif
 #include "commands.h"
 
 static const char USAGE[] =
-    "usage: featherbone bench [dynamics|constraints|simulate|sleep|push] [options]\n"
+    "usage: featherbone bench [dynamics|constraints|simulate|sleep|sample|push] [options]\n"
     "\n"
     "Times ABA (forward dynamics), RNEA (inverse dynamics) and CRBA (mass matrix) per call\n"
     "on the models of BENCH_MODELS.md, cycling through 16 random states. The algorithms are\n"
@@ -57,7 +58,10 @@ static const char USAGE[] =
     "                 are printed with their ratio, and each run's steps are split by phase:\n"
     "                 standing, fallen (awake), asleep\n"
     "  --no-hits      no balls\n"
-    "\n"
+    "\n";
+
+/* The rest: a second literal (C99 promises 4095 characters in one). */
+static const char USAGE_MORE[] =
     "bench sleep: the character of the CMU walk with zero torques, laid on its back and\n"
     "dropped from 40 cm, stepped 5 s at 240 Hz with sleeping allowed and without, alternating\n"
     "(--rounds rounds after a warm-up, default 5). Prints when it fell asleep and the time per\n"
@@ -66,6 +70,15 @@ static const char USAGE[] =
     "  --damping B       passive damping of every joint but the root, N m s/rad (default 0.5)\n"
     "  --sleep-speed S   the world's sleep_speed, rad/s or m/s (default 0.1; the world's\n"
     "                    own default is 0.01)\n"
+    "\n"
+    "bench sample: the sampling search of `simulate --sample` (docs/CONTROL.md §11) on the\n"
+    "CMU walk's first seconds with a free root, one thread, timed two ways in alternating\n"
+    "order each round (--rounds, default 5, no warm-up): going on from the kept sequences'\n"
+    "simulations saved before each window, as `simulate` does, and replaying every candidate\n"
+    "from the start. Prints each one's wall time per search (median, p10, p90), the ratio\n"
+    "round by round, and whether both found the same plan (they must).\n"
+    "  --seconds S    of the clip searched (default 2; the ratio grows with it)\n"
+    "  --samples N    candidates a window (default 8; a quarter kept)\n"
     "\n"
     "bench push: the push table of issue 18, the standing character pushed at the pelvis\n"
     "until it falls (not a timing; options: bench push --help).\n"
@@ -138,6 +151,31 @@ static int run_constraints(const bench_options* opt) {
                r.step[p].p10, r.step[p].p90);
     }
     return EXIT_OK;
+}
+
+static int run_sample(const bench_options* opt, const bench_sample_options* bo) {
+    bench_sample_result r;
+    fb_error err;
+    if (bench_sample_run(opt, bo, &r, &err) != 0) {
+        fprintf(stderr, "featherbone bench sample: %s\n", err.msg);
+        return EXIT_FAIL;
+    }
+    printf("featherbone %s bench sample: 131_01's first %.2f s, free root, %d candidates a "
+           "window (%d kept), %d windows, %d joint axes, 1 thread; %ld simulations and %d "
+           "times back per search; rounds: %d\n",
+           FB_VERSION_STRING, r.seconds, r.samples, r.keep, r.windows, r.dofs, r.simulations,
+           r.backtracks, r.rounds);
+    printf("%-10s %10s %9s %9s\n", "search", "median_s", "p10_s", "p90_s");
+    static const char* const name[2] = {"saved", "replayed"};
+    for (int k = 0; k < 2; k++) {
+        printf("%-10s %10.2f %9.2f %9.2f\n", name[k], r.wall[k].median, r.wall[k].p10,
+               r.wall[k].p90);
+    }
+    printf("replayed / saved, round by round: %.2fx (p10 %.2fx, p90 %.2fx); the same plan: "
+           "%s; the sampled reference's run %s\n",
+           r.ratio.median, r.ratio.p10, r.ratio.p90, r.same_plan ? "yes" : "NO",
+           isnan(r.fall_after) ? "stands" : "falls");
+    return r.same_plan ? EXIT_OK : EXIT_FAIL;
 }
 
 static int run_sleep(const bench_options* opt, const bench_sleep_options* so) {
@@ -413,7 +451,8 @@ int cmd_bench(int argc, char** argv) {
     unsigned chosen = 0;
     bool peers = false;
     int i = 0;
-    bool constraints = false, simulate = false, sleep = false;
+    bool constraints = false, simulate = false, sleep = false, sample = false;
+    bench_sample_options bo = bench_sample_default_options();
     bench_sleep_options so = bench_sleep_default_options();
     const char* clip = NULL;
     bench_sim_options sim = bench_sim_default_options();
@@ -431,12 +470,16 @@ int cmd_bench(int argc, char** argv) {
     } else if (argc > 0 && strcmp(argv[0], "sleep") == 0) {
         sleep = true;
         i = 1;
+    } else if (argc > 0 && strcmp(argv[0], "sample") == 0) {
+        sample = true;
+        i = 1;
     }
     for (; i < argc; i++) {
         const char* a = argv[i];
         const char* val = (i + 1 < argc) ? argv[i + 1] : NULL;
         if (is_help(a)) {
             fputs(USAGE, stdout);
+            fputs(USAGE_MORE, stdout);
             return EXIT_OK;
         } else if (strcmp(a, "--quiet") == 0) {
             opt.quiet = true;
@@ -464,6 +507,16 @@ int cmd_bench(int argc, char** argv) {
                 return EXIT_USAGE;
             }
             i++;
+        } else if (strcmp(a, "--seconds") == 0 && sample) {
+            if (!parse_positive_double(a, val, &bo.seconds)) {
+                return EXIT_USAGE;
+            }
+            i++;
+        } else if (strcmp(a, "--samples") == 0 && sample) {
+            if (!parse_positive_int(a, val, &bo.samples)) {
+                return EXIT_USAGE;
+            }
+            i++;
         } else if (strcmp(a, "--model") == 0) {
             const int k = val ? model_index(val) : -1;
             if (k < 0) {
@@ -483,7 +536,7 @@ int cmd_bench(int argc, char** argv) {
             }
             i++;
         } else {
-            fprintf(stderr, "featherbone bench: unknown argument '%s'\n%s", a, USAGE);
+            fprintf(stderr, "featherbone bench: unknown argument '%s'\n%s%s", a, USAGE, USAGE_MORE);
             return EXIT_USAGE;
         }
     }
@@ -506,6 +559,9 @@ int cmd_bench(int argc, char** argv) {
     }
     if (sleep) {
         return run_sleep(&opt, &so);
+    }
+    if (sample) {
+        return run_sample(&opt, &bo);
     }
     bench_result res[BENCH_NMODEL];
     fb_error err;

@@ -328,6 +328,10 @@ typedef struct fb_sample_opts {
                            sequence falls (default 20) */
     fb_sample_plan* plan; /* when not NULL: the best sequence's offsets are written there (the
                              caller frees them with fb_sample_plan_free; default NULL) */
+    bool replay;          /* simulate every candidate from the start instead of from its kept
+                             sequence's simulation saved before the window (default false: the
+                             same result for about (window + lookahead) / (lookahead + duration
+                             / 2) of the work; kept to check the saved simulations against) */
 } fb_sample_opts;
 FB_API fb_sample_opts fb_default_sample_opts(void);
 
@@ -347,8 +351,10 @@ typedef struct fb_sample_result {
  * that the character, tracking it, follows the clip without falling. The reference the
  * simulation would drive toward (fb_ref_grounded of the clip's) is offset at the root and the
  * legs' and the spine's joints by piecewise-linear offsets with control points `window` apart;
- * window by window, `samples` simulations from the start (the same clip, gains, options and
- * hits as fb_sim_create's with `opts`) each try a new control point drawn about one of the
+ * window by window, `samples` simulations (the same clip, gains, options and hits as
+ * fb_sim_create's with `opts`; each goes on from its kept sequence's simulation, copied as it
+ * was just before the window, or with o->replay from the start) each try a new control point
+ * drawn about one of the
  * `keep` best sequences so far, and are scored over the window and `lookahead` after it by
  * how far the character is from the clip (root-relative joint positions, the root's position
  * and turn) and whether it fell; the best `keep` go on. Returns the best sequence's reference

@@ -65,6 +65,7 @@
 struct fb_balance {
     fb_allocator alloc;
     int nv;
+    size_t cbytes;  /* of the arrays from C on (one allocation) */
     fb_data* d;     /* scratch state: kinematics, bias, M */
     double* C;      /* (nv) bias C(q, qd) */
     double* Jb;     /* (6 x nv) one body Jacobian */
@@ -115,7 +116,8 @@ fb_balance* fb_balance_create(const fb_model* m, const fb_allocator* alloc) {
     const size_t nv = (size_t)m->nv, nr = 6 * FB_BAL_MAX_BODIES;
     const size_t ndouble =
         nv + 6 * nv + nr * nv + nr * 6 + nr + nr * nr + nr + nv + 6 * nv + nv + 3 * nv;
-    b->C = fb_alloc(&a, ndouble * sizeof(double) + 2 * nv * sizeof(int));
+    b->cbytes = ndouble * sizeof(double) + 2 * nv * sizeof(int);
+    b->C = fb_alloc(&a, b->cbytes);
     b->d = fb_data_create(m, &a, NULL);
     if (!b->C || !b->d) {
         fb_balance_destroy(b);
@@ -142,6 +144,30 @@ fb_balance* fb_balance_create(const fb_model* m, const fb_allocator* alloc) {
         b->bearing[i] = true;
     }
     return b;
+}
+
+void fb_balance_copy(fb_balance* dst, const fb_balance* src) {
+    /* everything but dst's arrays and what it derives from the control reference (bearing) */
+    const fb_balance keep = *dst;
+    *dst = *src;
+    dst->alloc = keep.alloc;
+    dst->d = keep.d;
+    dst->bearing = keep.bearing;
+    dst->C = keep.C;
+    dst->Jb = keep.Jb;
+    dst->Js = keep.Js;
+    dst->Jr = keep.Jr;
+    dst->r0 = keep.r0;
+    dst->A = keep.A;
+    dst->y = keep.y;
+    dst->P = keep.P;
+    dst->Q = keep.Q;
+    dst->qdd0 = keep.qdd0;
+    dst->Jp = keep.Jp;
+    dst->sidx = keep.sidx;
+    dst->stance = keep.stance;
+    memcpy(dst->C, src->C, src->cbytes);
+    (void)fb_data_copy(dst->d, src->d);
 }
 
 /* Two unit tangents of the unit normal n. */

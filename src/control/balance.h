@@ -26,6 +26,10 @@ void fb_balance_destroy(fb_balance* b);
  * its tip, so a centre of pressure there is not one the character can keep. */
 void fb_balance_bear(fb_balance* b, int body, bool bearing);
 
+/* Makes dst, made for the same model, what src is (its centre of mass offset, last plan and
+ * scratch), except which bodies bear weight (fb_balance_bear: from the control reference). */
+void fb_balance_copy(fb_balance* dst, const fb_balance* src);
+
 /* What one plan found (for the tracker's report and the viewer). */
 typedef struct fb_balance_plan {
     fb_balance_info info; /* support points, centre of mass (world) */

@@ -17,9 +17,10 @@
 #include <math.h>
 #include <string.h>
 
+#include "control/balance.h"
+#include "control/tracker_internal.h"
 #include "featherbone/control.h"
 #include "featherbone/dynamics.h"
-#include "control/balance.h"
 #include "math/dense.h"
 #include "math/quat.h"
 #include "math/spatial.h"
@@ -401,9 +402,9 @@ static void wanted(fb_tracker* tr) {
 }
 
 /* The centre of mass of the control reference at every frame (tr->com_ref). */
-static void com_path(fb_tracker* tr) {
+static void com_path(fb_tracker* tr, int from, int to) {
     const fb_model* m = tr->m;
-    for (int f = 0; f < tr->ctl->nframe; f++) {
+    for (int f = from; f < to; f++) {
         memcpy(tr->dref->q, tr->ctl->q + (size_t)f * (size_t)m->nq, (size_t)m->nq * sizeof(double));
         fb_kinematics_pos(m, tr->dref);
         const fb_v3 c = fb_com(m, tr->dref);
@@ -415,8 +416,8 @@ static void com_path(fb_tracker* tr) {
 
 /* What the tracker derives from its control reference: the centre of mass's path, and which
  * bodies carry the planned weight (the contact plan's toes touch but do not). */
-static void use_control(fb_tracker* tr) {
-    com_path(tr);
+static void use_control(fb_tracker* tr, int from, int to) {
+    com_path(tr, from, to);
     for (int b = 0; b < tr->m->nbody; b++) {
         fb_balance_bear(tr->bal, b, true);
     }
@@ -721,7 +722,7 @@ fb_tracker* fb_tracker_create(fb_world* w, int art, const fb_ref* ref, const fb_
     for (size_t j = 0; j < nv; j++) {
         tr->M_diag[j] = tr->dref->M[j * nv + j];
     }
-    use_control(tr);
+    use_control(tr, 0, ref->nframe);
     fb_gains_from_settle(BAL_COM_SETTLE, 1.0, &tr->com_kp, &tr->com_kd);
     memcpy(tr->dref->q, ref->q, (size_t)m->nq * sizeof(double));
     fb_crba(m, tr->dref);
@@ -750,8 +751,78 @@ fb_status fb_tracker_set_control(fb_tracker* tr, const fb_ref* ctl, fb_error* er
                        ctl->nframe, tr->ref->nframe);
     }
     tr->ctl = ctl;
-    use_control(tr);
+    use_control(tr, 0, ctl->nframe);
     fb_tracker_reset(tr);
+    return fb_ok(err);
+}
+
+void fb_tracker_control_changed(fb_tracker* tr, int from, int to) {
+    from = from < 0 ? 0 : from;
+    to = to > tr->ctl->nframe ? tr->ctl->nframe : to;
+    use_control(tr, from, to);
+}
+
+fb_status fb_tracker_copy(fb_tracker* dst, const fb_tracker* src, fb_error* err) {
+    const fb_model* m = src->m;
+    if (dst->m->nq != m->nq || dst->m->nv != m->nv || dst->m->nbody != m->nbody ||
+        dst->ref->nframe != src->ref->nframe || !dst->dspd != !src->dspd) {
+        return fb_fail(err, FB_EINVAL,
+                       "tracker copy: the trackers differ in model, reference "
+                       "or controller");
+    }
+    if (dst == src) {
+        return fb_ok(err);
+    }
+    /* everything but what dst owns or lends: its world, data, references and arrays, and
+     * which bodies bear weight (from its control reference) */
+    const fb_tracker keep = *dst;
+    *dst = *src;
+    dst->w = keep.w;
+    dst->d = keep.d;
+    dst->ref = keep.ref;
+    dst->ctl = keep.ctl;
+    dst->jg = keep.jg;
+    dst->kp_acc = keep.kp_acc;
+    dst->kd_acc = keep.kd_acc;
+    dst->qd = keep.qd;
+    dst->vd = keep.vd;
+    dst->ad = keep.ad;
+    dst->psi = keep.psi;
+    dst->tmp = keep.tmp;
+    dst->e = keep.e;
+    dst->ed = keep.ed;
+    dst->tau = keep.tau;
+    dst->applied = keep.applied;
+    dst->K = keep.K;
+    dst->D = keep.D;
+    dst->bias = keep.bias;
+    dst->qdd = keep.qdd;
+    dst->A = keep.A;
+    dst->dspd = keep.dspd;
+    dst->M_diag = keep.M_diag;
+    dst->bal = keep.bal;
+    dst->want = keep.want;
+    dst->btarget = keep.btarget;
+    dst->btau = keep.btau;
+    dst->com_ref = keep.com_ref;
+    dst->dref = keep.dref;
+    dst->measured = keep.measured;
+    dst->alloc = keep.alloc;
+    const size_t nb = (size_t)m->nbody, nv = (size_t)m->nv, nq = (size_t)m->nq;
+    memcpy(dst->jg, src->jg, nb * sizeof(fb_joint_gains));
+    memcpy(dst->kp_acc, src->kp_acc, 2 * nb * sizeof(double));
+    memcpy(dst->qd, src->qd, (nq + 12 * nv) * sizeof(double));
+    memcpy(dst->measured, src->measured, nb * sizeof(bool));
+    memcpy(dst->M_diag, src->M_diag, nv * sizeof(double));
+    memcpy(dst->want, src->want, 3 * nv * sizeof(double));
+    const int nf = src->ref->nframe > 0 ? src->ref->nframe : 1;
+    memcpy(dst->com_ref, src->com_ref, 3 * (size_t)nf * sizeof(double));
+    if (src->A) {
+        memcpy(dst->A, src->A, nv * nv * sizeof(double));
+        (void)fb_data_copy(dst->dspd, src->dspd);
+    }
+    (void)fb_data_copy(dst->dref, src->dref);
+    fb_balance_copy(dst->bal, src->bal);
     return fb_ok(err);
 }
 

@@ -7,16 +7,20 @@
  * the simulated character can follow, by simulating many candidates and keeping the best.
  * Here the offsets are piecewise linear in time, one control point per window; a candidate
  * changes the last control point of a kept sequence by a Gaussian step. Each candidate is
- * simulated from the start (so the simulation that is finally run with the chosen reference
- * is, bit for bit, the one scored; nothing of a world's state is copied) to the window's end
- * plus a look-ahead, and scored by the pose error against the clip over that span, a fall
- * costing more than any pose. The `keep` best go on to the next window (SAMCON keeps a set of
- * states; here a set of sequences, since a state is a sequence replayed).
+ * simulated to the window's end plus a look-ahead and scored by the pose error against the
+ * clip over that span, a fall costing more than any pose. The `keep` best go on to the next
+ * window. As SAMCON keeps a set of states, the search keeps each kept sequence's simulation
+ * as it was just before the next window (fb_sim_copy: every bit of the worlds, trackers and
+ * records), and a candidate goes on from its sequence's copy: the simulation finally run
+ * from the start with the chosen reference is, bit for bit, the one scored, since a new
+ * control point changes nothing the simulation read before the window (SAVE_MARGIN).
+ * o->replay simulates every candidate from the start instead (the search before the copies,
+ * kept to check them: the same plan, test_sample).
  *
- * The cost of a window grows with the time simulated: the whole search costs about
- * samples x duration^2 / (2 window) simulated seconds; the candidates of a window are
- * independent and run on o->threads threads. No library does this search: it is SAMCON's
- * algorithm on this simulator, so it is written here. */
+ * The cost: samples x duration x (window + lookahead) / window simulated seconds (replayed,
+ * samples x duration^2 / (2 window)); the candidates of a window are independent and run on
+ * o->threads threads. No library does this search: it is SAMCON's algorithm on this
+ * simulator, so it is written here. */
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -27,6 +31,8 @@
 #include "featherbone/sim.h"
 #include "math/vec3.h"
 #include "util/error.h"
+
+#include "sim_internal.h"
 
 #define MAX_DOFS FB_SAMPLE_MAX_DOFS
 #define MAX_THREADS 64
@@ -45,6 +51,13 @@
  * searches again from the sequences it kept there, with new draws (SAMCON restarts a failed
  * window the same way); at most o->backtracks times in all, then it goes on with the best. */
 #define BACKTRACK_WINDOWS 5
+/* Steps before a window's start at which the kept sequences' simulations are saved for its
+ * candidates to go on from. What the simulation reads of its reference at a time reaches at
+ * most two frames past it (the step velocities by backward differences, the feedforward
+ * torques of the next frame, the centre of mass path by central differences, fb_ref_at between
+ * two frames), and a window's new control point moves the frames after its start only: six
+ * steps leave room. test_sample checks that the saved simulations give the replayed plan. */
+#define SAVE_MARGIN 6
 
 fb_sample_opts fb_default_sample_opts(void) {
     return (fb_sample_opts){.samples = 40,
@@ -60,11 +73,13 @@ fb_sample_opts fb_default_sample_opts(void) {
 
 typedef struct sampler sampler;
 
-/* One thread's simulations: its own reference to offset, and its outcome. */
+/* One thread's simulations: its own reference to offset, the simulation that follows it, and
+ * its outcome. */
 typedef struct worker {
     sampler* sp;
     int index;
     fb_ref* ctl;
+    fb_sim* s; /* tracking ctl: a kept simulation is copied into it (not with o->replay) */
     fb_data* d;
     double* dv; /* (nv) */
     pthread_t tid;
@@ -93,6 +108,22 @@ struct sampler {
     double* cost;
     double* fall;
     double t0, t1; /* the span scored */
+    /* the kept sequences' simulations (not with o->replay): as made (start), saved before
+     * the window (psim, npar of them, the fall each met before its save in pfall: NAN none),
+     * and those being saved before the next (nsim, nfall) by the jobs of an ADVANCE */
+    fb_sim* start;
+    fb_sim** psim;
+    fb_sim** nsim;
+    double* pfall;
+    double* nfall;
+    int npar;
+    /* what the threads run: the window's candidates (EVALUATE), or (ADVANCE) sequences aseq[j]
+     * from psim[apar[j]] (-1: start) to ts, into nsim[j] */
+    enum { EVALUATE, ADVANCE } job;
+    int njob;
+    const double** aseq;
+    int* apar;
+    double ts;
     int nthread;
     worker w[MAX_THREADS];
 };
@@ -194,26 +225,17 @@ static void apply(const sampler* sp, const double* seq, fb_ref* out, fb_data* d,
     lay(sp->ch->model, sp->ground, sp->o.window, sp->nwin, sp->nd, sp->dof, seq, out, d, dv);
 }
 
-/* Simulates with the reference ctl from the start to t1 (or a fall); the score over
- * [t0, t1] and the fall's time (NAN: none) into *fall. A blow-up counts as a fall. */
-static fb_status evaluate(const sampler* sp, const fb_ref* ctl, double t0, double t1, double* cost,
-                          double* fall, fb_error* err) {
-    fb_sim_opts so = sp->so;
-    so.control = ctl;
-    fb_sim* s = fb_sim_create(sp->clip, sp->ch, sp->g, sp->hits, sp->nhit, &so, err);
-    if (!s) {
-        return err->code;
-    }
+/* Steps s to t (or a fall: its time into *fall, NAN none; a blow-up counts as one). */
+static fb_status run_to(fb_sim* s, double t, double* fall, fb_error* err) {
     *fall = NAN;
-    while (!fb_sim_done(s) && fb_sim_time(s) < t1 - 1e-9) {
-        const double t = fb_sim_time(s);
+    while (!fb_sim_done(s) && fb_sim_time(s) < t - 1e-9) {
+        const double now = fb_sim_time(s);
         const fb_status st = fb_sim_step(s, err);
         if (st == FB_ENUMERIC) {
-            *fall = t;
+            *fall = now;
             break;
         }
         if (st != FB_OK) {
-            fb_sim_destroy(s);
             return st;
         }
         const fb_fall f = fb_tracker_fall(fb_sim_tracker(s));
@@ -222,6 +244,11 @@ static fb_status evaluate(const sampler* sp, const fb_ref* ctl, double t0, doubl
             break;
         }
     }
+    return FB_OK;
+}
+
+/* The score of s's frames over [t0, t1], a fall at `fall` (NAN none) counted. */
+static double score(const fb_sim* s, double t0, double t1, double fall) {
     int n = 0, used = 0;
     const fb_sim_frame* fr = fb_sim_frames(s, &n);
     double c = 0.0;
@@ -236,22 +263,69 @@ static fb_status evaluate(const sampler* sp, const fb_ref* ctl, double t0, doubl
         used++;
     }
     c = used > 0 ? c / used : 0.0;
-    if (!isnan(*fall)) {
-        c += FALL_COST * (1.0 + (t1 - *fall));
+    if (!isnan(fall)) {
+        c += FALL_COST * (1.0 + (t1 - fall));
     }
-    *cost = c;
-    fb_sim_destroy(s);
-    return FB_OK;
+    return c;
 }
 
-/* A thread's share of the window's candidates: every nthread-th from its index. */
+/* Simulates with the reference ctl from the start to t1 (or a fall); the score over
+ * [t0, t1] and the fall's time (NAN: none) into *fall. */
+static fb_status evaluate(const sampler* sp, const fb_ref* ctl, double t0, double t1, double* cost,
+                          double* fall, fb_error* err) {
+    fb_sim_opts so = sp->so;
+    so.control = ctl;
+    fb_sim* s = fb_sim_create(sp->clip, sp->ch, sp->g, sp->hits, sp->nhit, &so, err);
+    if (!s) {
+        return err->code;
+    }
+    const fb_status st = run_to(s, t1, fall, err);
+    *cost = score(s, t0, t1, *fall);
+    fb_sim_destroy(s);
+    return st;
+}
+
+/* w->s made the simulation `from` (NULL: as made), tracking w->ctl (laid with the sequence
+ * the caller chose), and stepped to t unless from's sequence fell before it was saved
+ * (from_fall; the fall either way into *fall). */
+static fb_status go_on(const sampler* sp, worker* w, const fb_sim* from, double from_fall, double t,
+                       double* fall, fb_error* err) {
+    fb_status st = fb_sim_copy(w->s, from ? from : sp->start, err);
+    if (st != FB_OK) {
+        return st;
+    }
+    fb_sim_control_changed(w->s, 0, w->ctl->nframe);
+    *fall = from_fall;
+    return isnan(from_fall) ? run_to(w->s, t, fall, err) : FB_OK;
+}
+
+/* Job i of the window: candidate i scored (EVALUATE), or kept sequence i's simulation saved
+ * at sp->ts (ADVANCE). */
+static fb_status run_job(sampler* sp, worker* w, int i) {
+    if (sp->job == ADVANCE) {
+        apply(sp, sp->aseq[i], w->ctl, w->d, w->dv);
+        const int p = sp->apar[i];
+        const fb_status st = go_on(sp, w, p >= 0 ? sp->psim[p] : NULL, p >= 0 ? sp->pfall[p] : NAN,
+                                   sp->ts, &sp->nfall[i], &w->err);
+        return st == FB_OK ? fb_sim_copy(sp->nsim[i], w->s, &w->err) : st;
+    }
+    apply(sp, sp->cand + (size_t)i * sp->ps, w->ctl, w->d, w->dv);
+    if (sp->o.replay) {
+        return evaluate(sp, w->ctl, sp->t0, sp->t1, &sp->cost[i], &sp->fall[i], &w->err);
+    }
+    const int p = i % sp->npar;
+    const fb_status st = go_on(sp, w, sp->psim[p], sp->pfall[p], sp->t1, &sp->fall[i], &w->err);
+    sp->cost[i] = score(w->s, sp->t0, sp->t1, sp->fall[i]);
+    return st;
+}
+
+/* A thread's share of the jobs: every nthread-th from its index. */
 static void* run_worker(void* arg) {
     worker* w = arg;
     sampler* sp = w->sp;
     w->st = FB_OK;
-    for (int i = w->index; i < sp->n && w->st == FB_OK; i += sp->nthread) {
-        apply(sp, sp->cand + (size_t)i * sp->ps, w->ctl, w->d, w->dv);
-        w->st = evaluate(sp, w->ctl, sp->t0, sp->t1, &sp->cost[i], &sp->fall[i], &w->err);
+    for (int i = w->index; i < sp->njob && w->st == FB_OK; i += sp->nthread) {
+        w->st = run_job(sp, w, i);
     }
     return NULL;
 }
@@ -351,13 +425,93 @@ static void rank(const double* cost, int* idx, int n) {
 
 static void free_sampler(sampler* sp) {
     for (int t = 0; t < MAX_THREADS; t++) {
+        fb_sim_destroy(sp->w[t].s);
         fb_ref_destroy(sp->w[t].ctl);
         fb_data_destroy(sp->w[t].d);
         free(sp->w[t].dv);
     }
+    for (int j = 0; sp->psim && j < sp->o.keep; j++) {
+        fb_sim_destroy(sp->psim[j]);
+        fb_sim_destroy(sp->nsim[j]);
+    }
+    fb_sim_destroy(sp->start);
+    free(sp->psim);
+    free(sp->nsim);
+    free(sp->pfall);
+    free(sp->nfall);
+    free(sp->aseq);
+    free(sp->apar);
     free(sp->cand);
     free(sp->cost);
     free(sp->fall);
+}
+
+/* Where the kept sequences' simulations are saved for window k's candidates (s): SAVE_MARGIN
+ * steps before its start, the start itself for the first. */
+static double save_time(const sampler* sp, int k) {
+    const double dt = sp->ground->dt;
+    const double n = floor(k * sp->o.window / dt + 0.5) - SAVE_MARGIN;
+    return n > 0.0 ? n * dt : 0.0;
+}
+
+/* The simulations every thread, and the saved ones, need (not with o->replay). */
+static fb_status make_sims(sampler* sp, fb_error* err) {
+    const int keep = sp->o.keep;
+    fb_sim_opts so = sp->so;
+    so.control = sp->ground;
+    sp->start = fb_sim_create(sp->clip, sp->ch, sp->g, sp->hits, sp->nhit, &so, err);
+    if (!sp->start) {
+        return err->code;
+    }
+    sp->psim = calloc((size_t)keep, sizeof(fb_sim*));
+    sp->nsim = calloc((size_t)keep, sizeof(fb_sim*));
+    sp->pfall = calloc((size_t)keep, sizeof(double));
+    sp->nfall = calloc((size_t)keep, sizeof(double));
+    sp->aseq = calloc((size_t)keep, sizeof(double*));
+    sp->apar = calloc((size_t)keep, sizeof(int));
+    if (!sp->psim || !sp->nsim || !sp->pfall || !sp->nfall || !sp->aseq || !sp->apar) {
+        return fb_fail(err, FB_ENOMEM, "sampling: out of memory");
+    }
+    for (int j = 0; j < keep; j++) {
+        sp->psim[j] = fb_sim_create(sp->clip, sp->ch, sp->g, sp->hits, sp->nhit, &so, err);
+        sp->nsim[j] = sp->psim[j]
+                          ? fb_sim_create(sp->clip, sp->ch, sp->g, sp->hits, sp->nhit, &so, err)
+                          : NULL;
+        if (!sp->nsim[j]) {
+            return err->code;
+        }
+    }
+    for (int t = 0; t < sp->nthread; t++) {
+        so.control = sp->w[t].ctl;
+        sp->w[t].s = fb_sim_create(sp->clip, sp->ch, sp->g, sp->hits, sp->nhit, &so, err);
+        if (!sp->w[t].s) {
+            return err->code;
+        }
+    }
+    return FB_OK;
+}
+
+/* The kept sequences' simulations saved before window k (not with o->replay): sequence j
+ * (seq[j], n of them) from the saved simulation par[j] (-1: as made) stepped to k's save time;
+ * they become the ones saved before the window. */
+static fb_status save_sims(sampler* sp, int k, const double* const* seq, const int* par, int n,
+                           fb_error* err) {
+    for (int j = 0; j < n; j++) {
+        sp->aseq[j] = seq[j];
+        sp->apar[j] = par[j];
+    }
+    sp->job = ADVANCE;
+    sp->njob = n;
+    sp->ts = save_time(sp, k);
+    const fb_status st = run_window(sp, err);
+    for (int j = 0; j < n; j++) {
+        fb_sim* x = sp->psim[j];
+        sp->psim[j] = sp->nsim[j];
+        sp->nsim[j] = x;
+        sp->pfall[j] = sp->nfall[j];
+    }
+    sp->npar = n;
+    return st;
 }
 
 fb_ref* fb_sim_sample(const fb_clip* clip, const fb_character* ch, const fb_gains* g,
@@ -424,14 +578,19 @@ fb_ref* fb_sim_sample(const fb_clip* clip, const fb_character* ch, const fb_gain
     double* ring = NULL;
     int ring_n[BACKTRACK_WINDOWS + 1] = {0};
     double* reach = NULL; /* (nwin + 1): the seconds simulated to reach window k, for progress */
+    const double** seqs = NULL; /* (keep) sequences to save the simulations of ... */
+    int* from = NULL;           /* (keep) ... and the saved simulations they go on from */
     fb_sample_result r = {.windows = sp->nwin, .dofs = sp->nd};
     if (st == FB_OK) {
         par = calloc(set, sizeof(double));
         ring = calloc((size_t)nslot * set, sizeof(double));
         reach = calloc((size_t)sp->nwin + 1, sizeof(double));
         idx = calloc((size_t)o->samples, sizeof(int));
-        st = par && ring && reach && idx ? FB_OK
-                                         : fb_fail(err, FB_ENOMEM, "sampling: out of memory");
+        seqs = calloc((size_t)o->keep, sizeof(double*));
+        from = calloc((size_t)o->keep, sizeof(int));
+        st = par && ring && reach && idx && seqs && from
+                 ? FB_OK
+                 : fb_fail(err, FB_ENOMEM, "sampling: out of memory");
     }
     if (st == FB_OK) {
         /* the reference unsampled, to the end: where the search starts from */
@@ -440,9 +599,16 @@ fb_ref* fb_sim_sample(const fb_clip* clip, const fb_character* ch, const fb_gain
         st = evaluate(sp, sp->w[0].ctl, 0.0, sp->duration, &c, &r.fall_before, err);
         r.simulations++;
     }
+    if (st == FB_OK && !o->replay) {
+        st = make_sims(sp, err);
+        seqs[0] = par;
+        from[0] = -1;
+        st = st == FB_OK ? save_sims(sp, 0, seqs, from, 1, err) : st;
+    }
     /* progress: how far the search has come, by the seconds its windows simulate */
     for (int k = 0; st == FB_OK && k < sp->nwin; k++) {
-        reach[k + 1] = reach[k] + fmin(sp->duration, (k + 1) * o->window + o->lookahead);
+        const double t1 = fmin(sp->duration, (k + 1) * o->window + o->lookahead);
+        reach[k + 1] = reach[k] + t1 - (o->replay ? 0.0 : save_time(sp, k));
     }
     int furthest = 0;
     uint64_t rng = o->seed * 0x9E3779B97F4A7C15ull + 0x2545F4914F6CDD1Dull;
@@ -466,6 +632,8 @@ fb_ref* fb_sim_sample(const fb_clip* clip, const fb_character* ch, const fb_gain
         }
         sp->t0 = k * o->window;
         sp->t1 = fmin(sp->duration, (k + 1) * o->window + o->lookahead);
+        sp->job = EVALUATE;
+        sp->njob = sp->n;
         st = run_window(sp, err);
         r.simulations += sp->n;
         for (int i = 0; i < sp->n; i++) {
@@ -478,9 +646,24 @@ fb_ref* fb_sim_sample(const fb_clip* clip, const fb_character* ch, const fb_gain
             memcpy(par, ring + (size_t)(back % nslot) * set, set * sizeof(double));
             r.backtracks++;
             k = back;
+            /* their simulations again, from the start */
+            for (int j = 0; !o->replay && j < npar; j++) {
+                seqs[j] = par + (size_t)j * sp->ps;
+                from[j] = -1;
+            }
+            st = o->replay ? st : save_sims(sp, k, seqs, from, npar, err);
             continue;
         }
-        npar = sp->n < o->keep ? sp->n : o->keep;
+        const int nkeep = sp->n < o->keep ? sp->n : o->keep;
+        /* the kept ones' simulations before the next window, from their sequences' */
+        for (int j = 0; !o->replay && j < nkeep; j++) {
+            seqs[j] = sp->cand + (size_t)idx[j] * sp->ps;
+            from[j] = idx[j] % npar;
+        }
+        if (st == FB_OK && !o->replay && k + 1 < sp->nwin) {
+            st = save_sims(sp, k + 1, seqs, from, nkeep, err);
+        }
+        npar = nkeep;
         for (int i = 0; st == FB_OK && i < npar; i++) {
             memcpy(par + (size_t)i * sp->ps, sp->cand + (size_t)idx[i] * sp->ps,
                    sp->ps * sizeof(double));
@@ -512,6 +695,8 @@ fb_ref* fb_sim_sample(const fb_clip* clip, const fb_character* ch, const fb_gain
     free(ring);
     free(reach);
     free(idx);
+    free(seqs);
+    free(from);
     free_sampler(sp);
     free(sp);
     fb_ref_destroy(ground);

@@ -1,5 +1,6 @@
 /* What the simulation's files share (src/sim/sim.c: create, step, record; sim_export.c: the
- * simulated clip written back in the input's skeleton): the fb_sim object. Not installed. */
+ * simulated clip written back in the input's skeleton; sim_copy.c: one simulation copied into
+ * another): the fb_sim object. Not installed. */
 #ifndef FB_SIM_INTERNAL_H
 #define FB_SIM_INTERNAL_H
 
@@ -70,5 +71,19 @@ struct fb_sim {
     bool tau0;        /* frame 0's torques are those of the first step */
     bool finished;
 };
+
+/* Makes dst what src is, so that both step on alike bit for bit: the worlds, trackers,
+ * balls, hits and the frames recorded. Both made by fb_sim_create with the same clip,
+ * character, gains and hits and options alike but for the control reference (FB_EINVAL
+ * otherwise, nothing copied). dst keeps its control reference, but what its trackers derive
+ * from one (the centre of mass path) is then src's: fb_sim_control_changed redoes it for the
+ * frames where dst's differs. Hits added
+ * since (fb_sim_add_hit) must be the same in both. For a search that goes on from a saved
+ * simulation instead of simulating from the start (src/sim/sample.c). */
+fb_status fb_sim_copy(fb_sim* dst, const fb_sim* src, fb_error* err);
+
+/* The control reference's frames [from, to) changed in place: the trackers redo what they
+ * derive from them. */
+void fb_sim_control_changed(fb_sim* s, int from, int to);
 
 #endif

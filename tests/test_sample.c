@@ -11,6 +11,8 @@
  *     the pelvis never below 75 % of the clip's height and within 25 cm of the clip's path
  *     (issue 18's measures), both computed here from the recorded root coordinates against
  *     the reference's; release build only (the sanitizer runs the tracker ~20x slower);
+ *   - going on from the kept sequences' simulations saved before each window gives what
+ *     replaying every candidate from the start gives: the same plan, bit for bit;
  *   - the offsets it found, kept in a file and read back, give its reference bit for bit
  *     without a search; a file that does not fit (another format, an unknown joint, a short
  *     row, bad JSON, a plan for other frames or for a kinematic root) is FB_EINVAL naming it;
@@ -165,7 +167,8 @@ END_TEST
  * must come out the same, bit for bit: the same plan, the same last score and fall, the same
  * backtracks (a copy that missed one bit of a world, a tracker or a record, or a new control
  * point that changed what was simulated before its window, would change some score). Over
- * the first 2 s of the bundled walk, where the kept sequences fall and the search goes back. */
+ * the first 1.1 s of the bundled walk, where the kept sequences fall and the search goes back
+ * (so the kept sequences' simulations made again from the start are compared too). */
 START_TEST(saved_simulations_give_the_replayed_search) {
     walk w;
     walk_make(&w, 0, 132);

@@ -103,6 +103,23 @@ void fb_balance_destroy(fb_balance* b) {
     fb_free(&a, b);
 }
 
+/* The arrays inside C's allocation, after it. */
+static void point_arrays(fb_balance* b) {
+    const size_t nv = (size_t)b->nv, nr = 6 * FB_BAL_MAX_BODIES;
+    b->Jb = b->C + nv;
+    b->Js = b->Jb + 6 * nv;
+    b->Jr = b->Js + nr * nv;
+    b->r0 = b->Jr + nr * 6;
+    b->A = b->r0 + nr;
+    b->y = b->A + nr * nr;
+    b->P = b->y + nr;
+    b->Q = b->P + nv;
+    b->qdd0 = b->Q + 6 * nv;
+    b->Jp = b->qdd0 + nv;
+    b->sidx = (int*)(b->Jp + 3 * nv);
+    b->stance = (bool*)(b->sidx + nv);
+}
+
 fb_balance* fb_balance_create(const fb_model* m, const fb_allocator* alloc) {
     const fb_allocator a = alloc ? *alloc : fb_default_allocator();
     fb_balance* b = fb_alloc(&a, sizeof *b);
@@ -123,18 +140,7 @@ fb_balance* fb_balance_create(const fb_model* m, const fb_allocator* alloc) {
         fb_balance_destroy(b);
         return NULL;
     }
-    b->Jb = b->C + nv;
-    b->Js = b->Jb + 6 * nv;
-    b->Jr = b->Js + nr * nv;
-    b->r0 = b->Jr + nr * 6;
-    b->A = b->r0 + nr;
-    b->y = b->A + nr * nr;
-    b->P = b->y + nr;
-    b->Q = b->P + nv;
-    b->qdd0 = b->Q + 6 * nv;
-    b->Jp = b->qdd0 + nv;
-    b->sidx = (int*)(b->Jp + 3 * nv);
-    b->stance = (bool*)(b->sidx + nv);
+    point_arrays(b);
     b->bearing = fb_alloc(&a, (size_t)m->nbody * sizeof(bool));
     if (!b->bearing) {
         fb_balance_destroy(b);
@@ -154,18 +160,7 @@ void fb_balance_copy(fb_balance* dst, const fb_balance* src) {
     dst->d = keep.d;
     dst->bearing = keep.bearing;
     dst->C = keep.C;
-    dst->Jb = keep.Jb;
-    dst->Js = keep.Js;
-    dst->Jr = keep.Jr;
-    dst->r0 = keep.r0;
-    dst->A = keep.A;
-    dst->y = keep.y;
-    dst->P = keep.P;
-    dst->Q = keep.Q;
-    dst->qdd0 = keep.qdd0;
-    dst->Jp = keep.Jp;
-    dst->sidx = keep.sidx;
-    dst->stance = keep.stance;
+    point_arrays(dst);
     memcpy(dst->C, src->C, src->cbytes);
     (void)fb_data_copy(dst->d, src->d);
 }

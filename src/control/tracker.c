@@ -402,9 +402,9 @@ static void wanted(fb_tracker* tr) {
 }
 
 /* The centre of mass of the control reference at every frame (tr->com_ref). */
-static void com_path(fb_tracker* tr, int from, int to) {
+static void com_path(fb_tracker* tr) {
     const fb_model* m = tr->m;
-    for (int f = from; f < to; f++) {
+    for (int f = 0; f < tr->ctl->nframe; f++) {
         memcpy(tr->dref->q, tr->ctl->q + (size_t)f * (size_t)m->nq, (size_t)m->nq * sizeof(double));
         fb_kinematics_pos(m, tr->dref);
         const fb_v3 c = fb_com(m, tr->dref);
@@ -416,8 +416,8 @@ static void com_path(fb_tracker* tr, int from, int to) {
 
 /* What the tracker derives from its control reference: the centre of mass's path, and which
  * bodies carry the planned weight (the contact plan's toes touch but do not). */
-static void use_control(fb_tracker* tr, int from, int to) {
-    com_path(tr, from, to);
+static void use_control(fb_tracker* tr) {
+    com_path(tr);
     for (int b = 0; b < tr->m->nbody; b++) {
         fb_balance_bear(tr->bal, b, true);
     }
@@ -632,6 +632,27 @@ void fb_tracker_reset(fb_tracker* tr) {
     (void)fb_world_set_sleep(tr->w, tr->art, false, NULL);
 }
 
+/* The arrays that live inside another's allocation: kd_acc in kp_acc's, btarget and btau in
+ * want's, the per-substep ones in qd's. */
+static void point_arrays(fb_tracker* tr) {
+    const size_t nb = (size_t)tr->m->nbody, nv = (size_t)tr->m->nv;
+    tr->kd_acc = tr->kp_acc + nb;
+    tr->btarget = tr->want + nv;
+    tr->btau = tr->btarget + nv;
+    tr->vd = tr->qd + tr->m->nq;
+    tr->ad = tr->vd + nv;
+    tr->psi = tr->ad + nv;
+    tr->tmp = tr->psi + nv;
+    tr->e = tr->tmp + nv;
+    tr->ed = tr->e + nv;
+    tr->tau = tr->ed + nv;
+    tr->applied = tr->tau + nv;
+    tr->K = tr->applied + nv;
+    tr->D = tr->K + nv;
+    tr->bias = tr->D + nv;
+    tr->qdd = tr->bias + nv;
+}
+
 fb_tracker* fb_tracker_create(fb_world* w, int art, const fb_ref* ref, const fb_gains* g,
                               const int* joint_of_body, fb_error* err) {
     if (!w || art < 0 || art >= fb_world_nart(w) || !ref || !g) {
@@ -681,21 +702,7 @@ fb_tracker* fb_tracker_create(fb_world* w, int art, const fb_ref* ref, const fb_
         fb_fail(err, FB_ENOMEM, "tracker: out of memory");
         return NULL;
     }
-    tr->kd_acc = tr->kp_acc + nb;
-    tr->btarget = tr->want + nv;
-    tr->btau = tr->btarget + nv;
-    tr->vd = tr->qd + m->nq;
-    tr->ad = tr->vd + nv;
-    tr->psi = tr->ad + nv;
-    tr->tmp = tr->psi + nv;
-    tr->e = tr->tmp + nv;
-    tr->ed = tr->e + nv;
-    tr->tau = tr->ed + nv;
-    tr->applied = tr->tau + nv;
-    tr->K = tr->applied + nv;
-    tr->D = tr->K + nv;
-    tr->bias = tr->D + nv;
-    tr->qdd = tr->bias + nv;
+    point_arrays(tr);
     /* all of it: the torques read before the first substep (fb_tracker_measure at the start)
      * must be defined; valgrind found frame 0 of the reports' torques uninitialised */
     memset(tr->qd, 0, ((size_t)m->nq + 12 * nv) * sizeof(double));
@@ -722,7 +729,7 @@ fb_tracker* fb_tracker_create(fb_world* w, int art, const fb_ref* ref, const fb_
     for (size_t j = 0; j < nv; j++) {
         tr->M_diag[j] = tr->dref->M[j * nv + j];
     }
-    use_control(tr, 0, ref->nframe);
+    use_control(tr);
     fb_gains_from_settle(BAL_COM_SETTLE, 1.0, &tr->com_kp, &tr->com_kd);
     memcpy(tr->dref->q, ref->q, (size_t)m->nq * sizeof(double));
     fb_crba(m, tr->dref);
@@ -751,15 +758,13 @@ fb_status fb_tracker_set_control(fb_tracker* tr, const fb_ref* ctl, fb_error* er
                        ctl->nframe, tr->ref->nframe);
     }
     tr->ctl = ctl;
-    use_control(tr, 0, ctl->nframe);
+    use_control(tr);
     fb_tracker_reset(tr);
     return fb_ok(err);
 }
 
-void fb_tracker_control_changed(fb_tracker* tr, int from, int to) {
-    from = from < 0 ? 0 : from;
-    to = to > tr->ctl->nframe ? tr->ctl->nframe : to;
-    use_control(tr, from, to);
+void fb_tracker_control_changed(fb_tracker* tr) {
+    use_control(tr);
 }
 
 fb_status fb_tracker_copy(fb_tracker* dst, const fb_tracker* src, fb_error* err) {
@@ -774,7 +779,7 @@ fb_status fb_tracker_copy(fb_tracker* dst, const fb_tracker* src, fb_error* err)
         return fb_ok(err);
     }
     /* everything but what dst owns or lends: its world, data, references and arrays, and
-     * which bodies bear weight (from its control reference) */
+     * what it derives from its control reference (com_ref; the planner's bearing) */
     const fb_tracker keep = *dst;
     *dst = *src;
     dst->w = keep.w;
@@ -783,31 +788,17 @@ fb_status fb_tracker_copy(fb_tracker* dst, const fb_tracker* src, fb_error* err)
     dst->ctl = keep.ctl;
     dst->jg = keep.jg;
     dst->kp_acc = keep.kp_acc;
-    dst->kd_acc = keep.kd_acc;
     dst->qd = keep.qd;
-    dst->vd = keep.vd;
-    dst->ad = keep.ad;
-    dst->psi = keep.psi;
-    dst->tmp = keep.tmp;
-    dst->e = keep.e;
-    dst->ed = keep.ed;
-    dst->tau = keep.tau;
-    dst->applied = keep.applied;
-    dst->K = keep.K;
-    dst->D = keep.D;
-    dst->bias = keep.bias;
-    dst->qdd = keep.qdd;
     dst->A = keep.A;
     dst->dspd = keep.dspd;
     dst->M_diag = keep.M_diag;
     dst->bal = keep.bal;
     dst->want = keep.want;
-    dst->btarget = keep.btarget;
-    dst->btau = keep.btau;
     dst->com_ref = keep.com_ref;
     dst->dref = keep.dref;
     dst->measured = keep.measured;
     dst->alloc = keep.alloc;
+    point_arrays(dst);
     const size_t nb = (size_t)m->nbody, nv = (size_t)m->nv, nq = (size_t)m->nq;
     memcpy(dst->jg, src->jg, nb * sizeof(fb_joint_gains));
     memcpy(dst->kp_acc, src->kp_acc, 2 * nb * sizeof(double));
@@ -815,8 +806,6 @@ fb_status fb_tracker_copy(fb_tracker* dst, const fb_tracker* src, fb_error* err)
     memcpy(dst->measured, src->measured, nb * sizeof(bool));
     memcpy(dst->M_diag, src->M_diag, nv * sizeof(double));
     memcpy(dst->want, src->want, 3 * nv * sizeof(double));
-    const int nf = src->ref->nframe > 0 ? src->ref->nframe : 1;
-    memcpy(dst->com_ref, src->com_ref, 3 * (size_t)nf * sizeof(double));
     if (src->A) {
         memcpy(dst->A, src->A, nv * nv * sizeof(double));
         (void)fb_data_copy(dst->dspd, src->dspd);

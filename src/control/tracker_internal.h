@@ -7,15 +7,15 @@
 #include "featherbone/control.h"
 
 /* Makes dst what src is: the reference's time, the tracking's state and scratch, the fall, the
- * help's totals, the balance planner's state, and the centre of mass path src derived from
- * its control reference. dst keeps its world and data (the world's copy copies those), its
- * references, and which bodies bear weight. Both made for the same model, reference frames
+ * help's totals, the balance planner's state. dst keeps its world and data (the world's copy
+ * copies those), its references, and what it derives from its control reference (the centre
+ * of mass path, which bodies bear weight). Both made for the same model, reference frames
  * and controller (FB_EINVAL otherwise, nothing copied). */
 fb_status fb_tracker_copy(fb_tracker* dst, const fb_tracker* src, fb_error* err);
 
-/* The control reference's frames [from, to) changed in place (the pointer the tracker holds is
- * the same): what the tracker derives from them (the centre of mass path) is made again for
- * those frames, and which bodies bear weight for all. */
-void fb_tracker_control_changed(fb_tracker* tr, int from, int to);
+/* The control reference changed in place (the pointer the tracker holds is the same): what
+ * the tracker derives from it (the centre of mass path, which bodies bear weight) is made
+ * again. */
+void fb_tracker_control_changed(fb_tracker* tr);
 
 #endif

@@ -294,7 +294,7 @@ static fb_status go_on(const sampler* sp, worker* w, const fb_sim* from, double 
     if (st != FB_OK) {
         return st;
     }
-    fb_sim_control_changed(w->s, 0, w->ctl->nframe);
+    fb_sim_control_changed(w->s);
     *fall = from_fall;
     return isnan(from_fall) ? run_to(w->s, t, fall, err) : FB_OK;
 }
@@ -330,7 +330,7 @@ static void* run_worker(void* arg) {
     return NULL;
 }
 
-/* Scores the window's candidates on the threads; the first thread's failure. */
+/* Runs the jobs (sp->job, sp->njob of them) on the threads; the first thread's failure. */
 static fb_status run_window(sampler* sp, fb_error* err) {
     int started = 1;
     for (int t = 1; t < sp->nthread; t++) {
@@ -492,14 +492,9 @@ static fb_status make_sims(sampler* sp, fb_error* err) {
 }
 
 /* The kept sequences' simulations saved before window k (not with o->replay): sequence j
- * (seq[j], n of them) from the saved simulation par[j] (-1: as made) stepped to k's save time;
- * they become the ones saved before the window. */
-static fb_status save_sims(sampler* sp, int k, const double* const* seq, const int* par, int n,
-                           fb_error* err) {
-    for (int j = 0; j < n; j++) {
-        sp->aseq[j] = seq[j];
-        sp->apar[j] = par[j];
-    }
+ * (sp->aseq[j], n of them) from the saved simulation sp->apar[j] (-1: as made) stepped to k's
+ * save time; they become the ones saved before the window. */
+static fb_status save_sims(sampler* sp, int k, int n, fb_error* err) {
     sp->job = ADVANCE;
     sp->njob = n;
     sp->ts = save_time(sp, k);
@@ -578,19 +573,14 @@ fb_ref* fb_sim_sample(const fb_clip* clip, const fb_character* ch, const fb_gain
     double* ring = NULL;
     int ring_n[BACKTRACK_WINDOWS + 1] = {0};
     double* reach = NULL; /* (nwin + 1): the seconds simulated to reach window k, for progress */
-    const double** seqs = NULL; /* (keep) sequences to save the simulations of ... */
-    int* from = NULL;           /* (keep) ... and the saved simulations they go on from */
     fb_sample_result r = {.windows = sp->nwin, .dofs = sp->nd};
     if (st == FB_OK) {
         par = calloc(set, sizeof(double));
         ring = calloc((size_t)nslot * set, sizeof(double));
         reach = calloc((size_t)sp->nwin + 1, sizeof(double));
         idx = calloc((size_t)o->samples, sizeof(int));
-        seqs = calloc((size_t)o->keep, sizeof(double*));
-        from = calloc((size_t)o->keep, sizeof(int));
-        st = par && ring && reach && idx && seqs && from
-                 ? FB_OK
-                 : fb_fail(err, FB_ENOMEM, "sampling: out of memory");
+        st = par && ring && reach && idx ? FB_OK
+                                         : fb_fail(err, FB_ENOMEM, "sampling: out of memory");
     }
     if (st == FB_OK) {
         /* the reference unsampled, to the end: where the search starts from */
@@ -601,9 +591,11 @@ fb_ref* fb_sim_sample(const fb_clip* clip, const fb_character* ch, const fb_gain
     }
     if (st == FB_OK && !o->replay) {
         st = make_sims(sp, err);
-        seqs[0] = par;
-        from[0] = -1;
-        st = st == FB_OK ? save_sims(sp, 0, seqs, from, 1, err) : st;
+        if (st == FB_OK) {
+            sp->aseq[0] = par;
+            sp->apar[0] = -1;
+            st = save_sims(sp, 0, 1, err);
+        }
     }
     /* progress: how far the search has come, by the seconds its windows simulate */
     for (int k = 0; st == FB_OK && k < sp->nwin; k++) {
@@ -648,20 +640,20 @@ fb_ref* fb_sim_sample(const fb_clip* clip, const fb_character* ch, const fb_gain
             k = back;
             /* their simulations again, from the start */
             for (int j = 0; !o->replay && j < npar; j++) {
-                seqs[j] = par + (size_t)j * sp->ps;
-                from[j] = -1;
+                sp->aseq[j] = par + (size_t)j * sp->ps;
+                sp->apar[j] = -1;
             }
-            st = o->replay ? st : save_sims(sp, k, seqs, from, npar, err);
+            st = o->replay ? st : save_sims(sp, k, npar, err);
             continue;
         }
         const int nkeep = sp->n < o->keep ? sp->n : o->keep;
         /* the kept ones' simulations before the next window, from their sequences' */
         for (int j = 0; !o->replay && j < nkeep; j++) {
-            seqs[j] = sp->cand + (size_t)idx[j] * sp->ps;
-            from[j] = idx[j] % npar;
+            sp->aseq[j] = sp->cand + (size_t)idx[j] * sp->ps;
+            sp->apar[j] = idx[j] % npar;
         }
         if (st == FB_OK && !o->replay && k + 1 < sp->nwin) {
-            st = save_sims(sp, k + 1, seqs, from, nkeep, err);
+            st = save_sims(sp, k + 1, nkeep, err);
         }
         npar = nkeep;
         for (int i = 0; st == FB_OK && i < npar; i++) {
@@ -695,8 +687,6 @@ fb_ref* fb_sim_sample(const fb_clip* clip, const fb_character* ch, const fb_gain
     free(ring);
     free(reach);
     free(idx);
-    free(seqs);
-    free(from);
     free_sampler(sp);
     free(sp);
     fb_ref_destroy(ground);

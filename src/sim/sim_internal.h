@@ -75,15 +75,13 @@ struct fb_sim {
 /* Makes dst what src is, so that both step on alike bit for bit: the worlds, trackers,
  * balls, hits and the frames recorded. Both made by fb_sim_create with the same clip,
  * character, gains and hits and options alike but for the control reference (FB_EINVAL
- * otherwise, nothing copied). dst keeps its control reference, but what its trackers derive
- * from one (the centre of mass path) is then src's: fb_sim_control_changed redoes it for the
- * frames where dst's differs. Hits added
- * since (fb_sim_add_hit) must be the same in both. For a search that goes on from a saved
- * simulation instead of simulating from the start (src/sim/sample.c). */
+ * otherwise, nothing copied). dst keeps its control reference and what its trackers derive
+ * from it (the centre of mass path). Hits added since (fb_sim_add_hit) must be the same in
+ * both. For a search that goes on from a saved simulation instead of simulating from the
+ * start (src/sim/sample.c). */
 fb_status fb_sim_copy(fb_sim* dst, const fb_sim* src, fb_error* err);
 
-/* The control reference's frames [from, to) changed in place: the trackers redo what they
- * derive from them. */
-void fb_sim_control_changed(fb_sim* s, int from, int to);
+/* The control reference changed in place: the trackers redo what they derive from it. */
+void fb_sim_control_changed(fb_sim* s);
 
 #endif

@@ -394,7 +394,7 @@ static void ck_report_contents(const char* html, const sim_case* c, int nchart) 
     ck_assert(r->touched);
     const double j = sqrt(r->impulse.x * r->impulse.x + r->impulse.y * r->impulse.y +
                           r->impulse.z * r->impulse.z);
-    char want[4][64];
+    char want[5][64];
     snprintf(want[0], sizeof want[0], ">%.2f</td>", 100.0 * mean);
     snprintf(want[1], sizeof want[1], ">%.3f</td>", j);
     snprintf(want[2], sizeof want[2], ">%.2f</td>", 100.0 * r->peak_err);
@@ -405,7 +405,8 @@ static void ck_report_contents(const char* html, const sim_case* c, int nchart) 
     } else {
         snprintf(want[3], sizeof want[3], "<td>%.2f</td>", r->recover_time);
     }
-    for (int k = 0; k < 4; k++) {
+    snprintf(want[4], sizeof want[4], ">%.2f</td>", 100.0 * r->peak_err_root);
+    for (int k = 0; k < 5; k++) {
         ck_assert_msg(strstr(html, want[k]), "the page has no cell '%s'", want[k]);
     }
     printf("%s root: %d frames, %d charts, MPJPE mean %.2f cm, impulse %.3f N s, peak deviation "

@@ -209,6 +209,16 @@ static double norm3(fb_v3 v) {
     return sqrt(v.x * v.x + v.y * v.y + v.z * v.z);
 }
 
+/* "back within 2 cm after 0.35 s", or not back (a recovery time, NaN: not within the clip) */
+static void back_text(double t, char* buf, size_t cap) {
+    const double tol_cm = 100.0 * fb_default_sim_opts().recover_tol;
+    if (isnan(t)) {
+        snprintf(buf, cap, "not back within %.0f cm by the clip's end", tol_cm);
+    } else {
+        snprintf(buf, cap, "back within %.0f cm after %.2f s", tol_cm, t);
+    }
+}
+
 static fb_v3 neg3(fb_v3 v) {
     return (fb_v3){-v.x, -v.y, -v.z};
 }
@@ -383,13 +393,9 @@ static void print_summary(const fb_sim* s, const fb_model* m, const fb_gains* g,
                     r->hit.target, r->hit.time);
             continue;
         }
-        char rec[96], rec_all[64];
-        if (isnan(r->recover_time)) {
-            snprintf(rec, sizeof rec, "not back within %.0f cm by the clip's end", 100.0 * 0.02);
-        } else {
-            snprintf(rec, sizeof rec, "back within %.0f cm after %.2f s", 100.0 * 0.02,
-                     r->recover_time);
-        }
+        char rec[96], rec_root[96], rec_all[64];
+        back_text(r->recover_time, rec, sizeof rec);
+        back_text(r->recover_time_root, rec_root, sizeof rec_root);
         if (isnan(r->mpjpe_recover_time)) {
             snprintf(rec_all, sizeof rec_all, "whole body not back by the clip's end");
         } else {
@@ -399,6 +405,8 @@ static void print_summary(const fb_sim* s, const fb_model* m, const fb_gains* g,
                 "%s (%s)\n",
                 tag, k + 1, r->hit.target, r->hit.time, norm3(r->impulse),
                 m->name[r->body], 100.0 * r->peak_err, rec, rec_all);
+        fprintf(log, "%s: hit %d: root-relative (the pose alone) %s deviated up to %.1f cm; %s\n",
+                tag, k + 1, m->name[r->body], 100.0 * r->peak_err_root, rec_root);
         char where[512];
         sim_hit_where(s, m, k, 8, where, sizeof where);
         const double root = sim_hit_share(neg3(r->root_impulse), r->impulse);

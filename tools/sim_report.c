@@ -332,6 +332,8 @@ static cJSON* hit_json(const fb_sim* s, int k, const fb_model* m) {
     cJSON_AddItemToObject(o, "peak_time", number(r->peak_time));
     cJSON_AddItemToObject(o, "recover_time", number(r->recover_time));
     cJSON_AddItemToObject(o, "mpjpe_recover_time", number(r->mpjpe_recover_time));
+    cJSON_AddItemToObject(o, "peak_error_root_cm", number(100.0 * r->peak_err_root));
+    cJSON_AddItemToObject(o, "recover_time_root", number(r->recover_time_root));
     return o;
 }
 

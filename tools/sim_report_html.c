@@ -229,19 +229,22 @@ static void summary_table(html_doc* h, const page* p) {
 /* One row per hit: where and when it struck, the impulse, how far the struck body was pushed
  * and how long it took to come back. */
 static void hits_table(html_doc* h, const page* p) {
-    char seg[96], all[96];
+    char seg[96], all[96], rel[96];
     snprintf(seg, sizeof seg, "struck body back within %g cm after (s)", p->tol_mark.at);
     snprintf(all, sizeof all, "whole body (MPJPE) back within %g cm after (s)", p->tol_mark.at);
-    const char* head[9] = {"hit",
-                           "target",
-                           "contact (s)",
-                           "impulse (N s)",
-                           "ball momentum change vs impulse (rel. diff.)",
-                           "peak deviation (cm)",
-                           "at (s)",
-                           seg,
-                           all};
-    html_table_begin(h, "Hits", 9, head);
+    snprintf(rel, sizeof rel, "root-relative: back within %g cm after (s)", p->tol_mark.at);
+    const char* head[11] = {"hit",
+                            "target",
+                            "contact (s)",
+                            "impulse (N s)",
+                            "ball momentum change vs impulse (rel. diff.)",
+                            "peak deviation (cm)",
+                            "at (s)",
+                            seg,
+                            all,
+                            "root-relative: peak deviation (cm)",
+                            rel};
+    html_table_begin(h, "Hits", 11, head);
     for (int k = 0; k < p->nhit; k++) {
         const fb_hit_result* r = &fb_sim_hits(p->s)[k];
         char text[64];
@@ -251,7 +254,7 @@ static void hits_table(html_doc* h, const page* p) {
         html_cell_text(h, r->hit.target);
         if (!r->touched) {
             html_cell_text(h, "missed");
-            for (int c = 0; c < 6; c++) {
+            for (int c = 0; c < 8; c++) {
                 html_cell_text(h, "");
             }
             continue;
@@ -265,6 +268,9 @@ static void hits_table(html_doc* h, const page* p) {
         recovery_text(r->recover_time, text, sizeof text);
         html_cell_text(h, text);
         recovery_text(r->mpjpe_recover_time, text, sizeof text);
+        html_cell_text(h, text);
+        html_cell_num(h, 100.0 * r->peak_err_root, 2);
+        recovery_text(r->recover_time_root, text, sizeof text);
         html_cell_text(h, text);
     }
     html_table_end(h);
@@ -463,7 +469,9 @@ static int report_body(html_doc* h, void* ctx) {
         hits_table(h, p);
         html_paragraph(h, "Contact: the ball's first touch. Peak deviation: the largest "
                           "distance of the aim point on the struck body from where the clip "
-                          "puts it. Recovery times count from the hit; the whole body's from "
+                          "puts it; root-relative, the same in the root's axes, simulated "
+                          "and the clip's (where the body is and which way it faces left "
+                          "out). Recovery times count from the hit; the whole body's from "
                           "the struck body's return on.");
         where_table(h, p);
         html_paragraph(h, "A body's impulse is what the ball gave it (impacts and contact "

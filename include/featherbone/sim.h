@@ -207,6 +207,10 @@ typedef struct fb_hit_result {
                                  the clip) */
     double mpjpe_recover_time; /* s after the hit until the MPJPE is within recover_tol, from
                                   the struck body's return on (NaN: not within the clip) */
+    double peak_err_root;      /* m: peak_err root-relative: the aim point in the root's axes,
+                                  simulated and in the clip's pose (where the body is and which
+                                  way it faces left out: what a free root is judged by) */
+    double recover_time_root;  /* s: recover_time of that distance */
 } fb_hit_result;
 
 typedef struct fb_sim fb_sim;
@@ -262,6 +266,9 @@ FB_API const double* fb_sim_frame_balls(const fb_sim* s, int frame);
 /* How far each hit's aim point on its body is from where the clip puts it (fb_sim_nball, m) at a
  * recorded frame: what peak_err and recover_time are computed from. */
 FB_API const double* fb_sim_frame_hit_err(const fb_sim* s, int frame);
+/* The same distances root-relative: each aim point in its root's axes, simulated and where
+ * the clip puts it (peak_err_root, recover_time_root). */
+FB_API const double* fb_sim_frame_hit_err_root(const fb_sim* s, int frame);
 /* Torques (nv, fb_tracker_torques) at a recorded frame. */
 FB_API const double* fb_sim_frame_tau(const fb_sim* s, int frame);
 

@@ -10,6 +10,7 @@
 #include "featherbone/dynamics.h"
 #include "featherbone/sim.h"
 #include "math/quat.h"
+#include "math/spatial.h"
 #include "math/vec3.h"
 #include "util/error.h"
 
@@ -344,11 +345,14 @@ static void record(fb_sim* s) {
         fb_ref_at(m, s->ref, fr->time, s->refd->q, NULL, NULL, NULL, s->tmp);
         fb_kinematics_pos(m, s->refd);
     }
-    for (int k = 0; k < s->nball; k++) {
+    double* err = s->rec_target + (size_t)f * 2 * (size_t)s->nslot;
+    for (int k = 0; k < s->nball; k++) { /* in the world, and each in its root's axes */
         const fb_v3 p = aim_local(m, &s->hit[k]);
         const int b = s->hit[k].body;
-        s->rec_target[(size_t)f * (size_t)s->nslot + (size_t)k] = fb_v3_norm(fb_v3_sub(
-            fb_point_pos(m, d, b, p), fb_point_pos(m, s->refd, b, p)));
+        const fb_v3 ps = fb_point_pos(m, d, b, p), pr = fb_point_pos(m, s->refd, b, p);
+        err[k] = fb_v3_norm(fb_v3_sub(ps, pr));
+        err[s->nslot + k] =
+            fb_v3_norm(fb_v3_sub(fb_xf_point(d->X_0[1], ps), fb_xf_point(s->refd->X_0[1], pr)));
     }
     memcpy(s->rec_q + (size_t)f * (size_t)m->nq, d->q, (size_t)m->nq * sizeof(double));
     memcpy(s->rec_tau + (size_t)f * (size_t)m->nv, fb_tracker_torques(s->tr),
@@ -395,16 +399,23 @@ static void finish(fb_sim* s) {
     for (int k = 0; k < s->nball; k++) {
         fb_hit_result* r = &s->hit[k];
         const double t_hit = r->touched ? fmin(r->contact_time, r->hit.time) : r->hit.time;
+        const size_t stride = 2 * (size_t)s->nslot;
+        const double *world = s->rec_target + k, *root = world + s->nslot;
         r->peak_err = 0.0;
         r->peak_time = NAN;
+        r->peak_err_root = 0.0;
         for (int f = 0; f < s->nrec; f++) {
-            const double e = s->rec_target[(size_t)f * (size_t)s->nslot + (size_t)k];
+            const double e = world[(size_t)f * stride];
             if (in_window(s->frames[f].time, t_hit) && e > r->peak_err) {
                 r->peak_err = e;
                 r->peak_time = s->frames[f].time;
             }
+            if (in_window(s->frames[f].time, t_hit)) {
+                r->peak_err_root = fmax(r->peak_err_root, root[(size_t)f * stride]);
+            }
         }
-        r->recover_time = recovery(s, t_hit, s->rec_target + k, (size_t)s->nslot);
+        r->recover_time = recovery(s, t_hit, world, stride);
+        r->recover_time_root = recovery(s, t_hit, root, stride);
         /* the whole body: the first frame from the struck body's return on with the MPJPE
          * within the tolerance */
         r->mpjpe_recover_time = NAN;
@@ -632,7 +643,7 @@ fb_sim* fb_sim_create(const fb_clip* clip, const fb_character* ch, const fb_gain
         s->rec_q = calloc(n * (size_t)m->nq, sizeof(double));
         s->rec_tau = calloc(n * (size_t)m->nv, sizeof(double));
         s->rec_balls = calloc(n * (size_t)s->nslot * 3 + 1, sizeof(double));
-        s->rec_target = calloc(n * (size_t)s->nslot + 1, sizeof(double));
+        s->rec_target = calloc(n * 2 * (size_t)s->nslot + 1, sizeof(double));
         s->rec_mpjpe = calloc(n, sizeof(double));
         if (!s->frames || !s->rec_q || !s->rec_tau || !s->rec_balls || !s->rec_target ||
             !s->rec_mpjpe) {
@@ -938,7 +949,11 @@ const double* fb_sim_frame_balls(const fb_sim* s, int frame) {
 }
 
 const double* fb_sim_frame_hit_err(const fb_sim* s, int frame) {
-    return s->rec_target + (size_t)clamp_frame(s, frame) * (size_t)s->nslot;
+    return s->rec_target + (size_t)clamp_frame(s, frame) * 2 * (size_t)s->nslot;
+}
+
+const double* fb_sim_frame_hit_err_root(const fb_sim* s, int frame) {
+    return fb_sim_frame_hit_err(s, frame) + s->nslot;
 }
 
 const double* fb_sim_frame_tau(const fb_sim* s, int frame) {

@@ -62,7 +62,7 @@ fb_status fb_sim_copy(fb_sim* dst, const fb_sim* src, fb_error* err) {
     memcpy(dst->rec_q, src->rec_q, n * nq * sizeof(double));
     memcpy(dst->rec_tau, src->rec_tau, n * nv * sizeof(double));
     memcpy(dst->rec_balls, src->rec_balls, (n * ns * 3 + 1) * sizeof(double));
-    memcpy(dst->rec_target, src->rec_target, (n * ns + 1) * sizeof(double));
+    memcpy(dst->rec_target, src->rec_target, (n * ns * 2 + 1) * sizeof(double));
     memcpy(dst->rec_mpjpe, src->rec_mpjpe, n * sizeof(double));
     memcpy(dst->touch, src->touch, (ns * nb + 1) * sizeof(fb_hit_body));
     memcpy(dst->body_err, src->body_err, nb * sizeof(double));

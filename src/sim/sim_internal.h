@@ -49,8 +49,9 @@ struct fb_sim {
     double* rec_tau;      /* (rec_cap x nv) */
     double* rec_balls;    /* (rec_cap x nslot x 3) */
     double* rec_mpjpe;    /* (rec_cap) scratch of finish() */
-    double* rec_target;   /* (rec_cap x nslot): how far each hit's aim point on its body is from
-                             where the clip puts it */
+    double* rec_target;   /* (rec_cap x 2 x nslot): how far each hit's aim point on its body is
+                             from where the clip puts it, in the world (nslot), then each in
+                             its root's axes (nslot) */
     fb_v3 imp_ground;                /* N s since the last recorded frame: ground on the */
     fb_v3 imp_ball[FB_SIM_MAX_BALLS]; /* character, and each ball on the character */
     double imp_time;                 /* s those cover */

@@ -464,9 +464,32 @@ START_TEST(a_ball_on_several_bodies_lists_each_with_its_impulse) {
     ck_assert_msg(cJSON_IsNumber(share), "no root share");
     printf("the root absorbed %.1f%% of it\n", 100.0 * share->valuedouble);
     ck_assert_double_gt(share->valuedouble, 0.5);
+    /* the struck body's deviation at every frame, in the world and root-relative: its peak
+     * within 1 s of the hit is the one given; the kinematic root carried along the clip, the
+     * two are alike */
+    const cJSON* t = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "series"), "time");
+    const cJSON* e = cJSON_GetObjectItem(h, "error_cm");
+    const cJSON* er = cJSON_GetObjectItem(h, "error_root_cm");
+    const int nf = cJSON_GetArraySize(t);
+    ck_assert(nf > 0 && cJSON_GetArraySize(e) == nf && cJSON_GetArraySize(er) == nf);
+    const double t_hit = fmin(cJSON_GetObjectItem(h, "contact_time")->valuedouble,
+                              cJSON_GetObjectItem(h, "time")->valuedouble);
+    double peak = 0.0, apart = 0.0;
+    for (int f = 0; f < nf; f++) {
+        const double tf = cJSON_GetArrayItem(t, f)->valuedouble;
+        const double ef = cJSON_GetArrayItem(er, f)->valuedouble;
+        peak = tf >= t_hit && tf <= t_hit + 1.0 ? fmax(peak, ef) : peak;
+        apart = fmax(apart, fabs(ef - cJSON_GetArrayItem(e, f)->valuedouble));
+    }
+    printf("root-relative peak %.3f cm (said %.3f); world and root-relative apart by %.3f cm\n",
+           peak, cJSON_GetObjectItem(h, "peak_error_root_cm")->valuedouble, apart);
+    ck_assert_double_eq_tol(peak, cJSON_GetObjectItem(h, "peak_error_root_cm")->valuedouble, 1e-9);
+    ck_assert_double_gt(peak, 2.0);
+    ck_assert_double_lt(apart, 0.5);
     /* the terminal says it too */
-    ck_assert_msg(strstr(said, "the ball touched") && strstr(said, "the root absorbed"), "%s",
-                  said);
+    ck_assert_msg(strstr(said, "the ball touched") && strstr(said, "the root absorbed") &&
+                      strstr(said, "root-relative (the pose alone) LeftElbow deviated up to"),
+                  "%s", said);
     cJSON_Delete(j);
     ck_remove_dir(dir);
 }

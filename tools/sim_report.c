@@ -334,6 +334,15 @@ static cJSON* hit_json(const fb_sim* s, int k, const fb_model* m) {
     cJSON_AddItemToObject(o, "mpjpe_recover_time", number(r->mpjpe_recover_time));
     cJSON_AddItemToObject(o, "peak_error_root_cm", number(100.0 * r->peak_err_root));
     cJSON_AddItemToObject(o, "recover_time_root", number(r->recover_time_root));
+    /* the two deviations at every recorded frame (aligned with series.time) */
+    int n = 0;
+    (void)fb_sim_frames(s, &n);
+    cJSON* e = cJSON_AddArrayToObject(o, "error_cm");
+    cJSON* er = cJSON_AddArrayToObject(o, "error_root_cm");
+    for (int f = 0; f < n; f++) {
+        cJSON_AddItemToArray(e, number(100.0 * fb_sim_frame_hit_err(s, f)[k]));
+        cJSON_AddItemToArray(er, number(100.0 * fb_sim_frame_hit_err_root(s, f)[k]));
+    }
     return o;
 }
 

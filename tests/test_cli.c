@@ -430,6 +430,10 @@ START_TEST(simulate_sample_searches_or_explains) {
     /* misuse: a plan without a search, a plan and a search, a plan for other frames */
     sample_run(clip, dir, "d.bvh", "--sample-save", 2, "give --sample too");
     sample_run(clip, dir, "d.bvh", "--sample 3 --sample-load", 2, "not with --sample");
+    sample_run(clip, dir, "d.bvh", "--sample-hit-scale 0.03 --sample-save", 2,
+               "--sample-hit-scale weighs the search of --sample N");
+    sample_run(clip, dir, "d.bvh", "--sample 3 --sample-hit-scale -1 --sample-save", 2,
+               "--sample-hit-scale: expected a length in m");
     sample_run(clip, dir, "d.bvh", "--frames 0:96 --sample-load", 2,
                "--sample-load: sampling plan: 4 windows");
     snprintf(path, sizeof path, "%s/d.bvh", dir);

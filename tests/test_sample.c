@@ -11,6 +11,8 @@
  *     the pelvis never below 75 % of the clip's height and within 25 cm of the clip's path
  *     (issue 18's measures), both computed here from the recorded root coordinates against
  *     the reference's; release build only (the sanitizer runs the tracker ~20x slower);
+ *   - with a hit, the struck body's root-relative return counts in that score as documented,
+ *     and changes the plan;
  *   - going on from the kept sequences' simulations saved before each window gives what
  *     replaying every candidate from the start gives: the same plan, bit for bit;
  *   - the offsets it found, kept in a file and read back, give its reference bit for bit
@@ -66,16 +68,50 @@ static void walk_free(walk* w) {
     fb_clip_destroy(w->clip);
 }
 
-/* Simulates the walk to its end tracking `control` (NULL: the clip grounded); the caller
- * destroys the simulation. */
-static fb_sim* run_walk(const walk* w, const fb_ref* control) {
+/* Simulates the walk to its end tracking `control` (NULL: the clip grounded) with nhit hits;
+ * the caller destroys the simulation. */
+static fb_sim* run_walk_hit(const walk* w, const fb_ref* control, const fb_hit* hits, int nhit) {
     fb_error err;
     fb_sim_opts so = w->so;
     so.control = control;
-    fb_sim* s = fb_sim_create(w->clip, w->ch, &w->g, NULL, 0, &so, &err);
+    fb_sim* s = fb_sim_create(w->clip, w->ch, &w->g, hits, nhit, &so, &err);
     ck_assert_msg(s, "%s", err.msg);
     ck_assert_msg(fb_sim_run(s, NULL, NULL, &err) == FB_OK, "%s", err.msg);
     return s;
+}
+
+static fb_sim* run_walk(const walk* w, const fb_ref* control) {
+    return run_walk_hit(w, control, NULL, 0);
+}
+
+/* The search's score of a simulation's frames from t0 on, computed here from the recorded
+ * metrics as docs/CONTROL.md §11 gives it: the mean over those frames of (pose / 3 cm)^2 +
+ * (root / 10 cm)^2 + (turn / 0.15 rad)^2, plus, within 2 s after each hit's time, (its aim
+ * point's root-relative deviation / hit_scale)^2; that last part alone into *hit_part. */
+static double recorded_score(fb_sim* s, double t0, double hit_scale, double* hit_part) {
+    int n = 0, used = 0;
+    const fb_sim_frame* fr = fb_sim_frames(s, &n);
+    double score = 0.0, part = 0.0;
+    for (int i = 0; i < n; i++) {
+        if (fr[i].time >= t0 - 1e-9) {
+            const fb_track_metrics* x = &fr[i].metrics;
+            score += pow(x->mpjpe_root / 0.03, 2) + pow(x->root_pos_err / 0.10, 2) +
+                     pow(x->root_rot_err / 0.15, 2);
+            for (int k = 0; k < fb_sim_nball(s) && hit_scale > 0.0; k++) {
+                const double dt = fr[i].time - fb_sim_hits(s)[k].hit.time;
+                if (dt >= 0.0 && dt <= 2.0) {
+                    const double e = pow(fb_sim_frame_hit_err_root(s, i)[k] / hit_scale, 2);
+                    score += e;
+                    part += e;
+                }
+            }
+            used++;
+        }
+    }
+    if (hit_part) {
+        *hit_part = part / used;
+    }
+    return score / used;
 }
 
 static double fall_time(fb_sim* s) {
@@ -134,18 +170,7 @@ START_TEST(sampling_is_deterministic_and_returns_what_it_scored) {
     fb_sim* s = run_walk(&w, a);
     ck_assert_msg(same_time(fall_time(s), r1.fall_after), "fell at %g, the search said %g",
                   fall_time(s), r1.fall_after);
-    int n = 0, used = 0;
-    const fb_sim_frame* fr = fb_sim_frames(s, &n);
-    double score = 0.0;
-    for (int i = 0; i < n; i++) {
-        if (fr[i].time >= (r1.windows - 1) * o.window - 1e-9) {
-            const fb_track_metrics* x = &fr[i].metrics;
-            score += pow(x->mpjpe_root / 0.03, 2) + pow(x->root_pos_err / 0.10, 2) +
-                     pow(x->root_rot_err / 0.15, 2);
-            used++;
-        }
-    }
-    score /= used;
+    const double score = recorded_score(s, (r1.windows - 1) * o.window, 0.0, NULL);
     ck_assert_msg(fabs(score - r1.cost) <= 1e-9 * r1.cost,
                   "the run scores %.12g, the search "
                   "said %.12g",
@@ -156,6 +181,44 @@ START_TEST(sampling_is_deterministic_and_returns_what_it_scored) {
                   fall_time(s), r1.fall_before);
     fb_sim_destroy(s);
     fb_ref_destroy(ground);
+    fb_ref_destroy(a);
+    fb_ref_destroy(b);
+    walk_free(&w);
+}
+END_TEST
+
+/* With a hit, the struck body's return counts in the score (o.hit_scale): over the first
+ * 0.6 s of the walk with a chest ball at 0.3 s, the simulation tracking the search's answer
+ * scores, by the recorded metrics and root-relative hit deviations, what the search said, the
+ * hit's part of it more than a rounding; with hit_scale 0 the search finds another plan. */
+START_TEST(a_hits_return_counts_in_the_score) {
+    walk w;
+    walk_make(&w, 0, 72);
+    fb_sample_opts o = short_search(3);
+    o.hit_scale = 0.005;
+    fb_hit h;
+    fb_error err;
+    ck_assert(fb_hit_parse("time=0.3,target=Chest,speed=10,mass=0.45", &h, &err) == FB_OK);
+    fb_sample_result r, r0;
+    fb_ref* a = fb_sim_sample(w.clip, w.ch, &w.g, &h, 1, &w.so, &o, NULL, NULL, &r, &err);
+    ck_assert_msg(a, "%s", err.msg);
+    fb_sim* s = run_walk_hit(&w, a, &h, 1);
+    ck_assert(fb_sim_hits(s)[0].touched);
+    double part = 0.0;
+    const double score = recorded_score(s, (r.windows - 1) * o.window, o.hit_scale, &part);
+    printf("hit's return in the score: %.6g of %.6g (the search said %.6g)\n", part, score, r.cost);
+    fflush(stdout);
+    ck_assert_msg(fabs(score - r.cost) <= 1e-9 * r.cost,
+                  "the run scores %.12g, the search said "
+                  "%.12g",
+                  score, r.cost);
+    ck_assert_msg(part > 1e-3 * score, "the hit's part %g of %g", part, score);
+    o.hit_scale = 0.0;
+    fb_ref* b = fb_sim_sample(w.clip, w.ch, &w.g, &h, 1, &w.so, &o, NULL, NULL, &r0, &err);
+    ck_assert_msg(b, "%s", err.msg);
+    const size_t nq = (size_t)w.ch->model->nq * (size_t)a->nframe;
+    ck_assert_msg(memcmp(a->q, b->q, nq * sizeof(double)) != 0, "the hit's term changed nothing");
+    fb_sim_destroy(s);
     fb_ref_destroy(a);
     fb_ref_destroy(b);
     walk_free(&w);
@@ -386,6 +449,7 @@ static Suite* sample_suite(void) {
     TCase* tc = tcase_create("core");
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, sampling_is_deterministic_and_returns_what_it_scored);
+    tcase_add_test(tc, a_hits_return_counts_in_the_score);
     tcase_add_test(tc, saved_simulations_give_the_replayed_search);
     tcase_add_test(tc, sampling_keeps_the_free_walk_up);
     tcase_add_test(tc, a_kept_plan_gives_the_searched_reference);

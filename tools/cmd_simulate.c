@@ -14,7 +14,8 @@ static const char USAGE[] =
     "                            [--controller pd|accel] [--root kinematic|assisted|free]\n"
     "                            [--rate HZ] [--frames A:B] [--report R.html|R.json]...\n"
     "                            [--format gltf] [--self-collision] [--keep-placement]\n"
-    "                            [--sample N [--threads T] [--sample-save F.json]]\n"
+    "                            [--sample N [--threads T] [--sample-save F.json]\n"
+    "                             [--sample-hit-scale M]]\n"
     "                            [--sample-load F.json] [--quiet]\n"
     "\n"
     "Builds the clip's character, fits the clip and its feedforward torques, and simulates the\n"
@@ -63,6 +64,11 @@ static const char USAGE_SAMPLING[] =
     "                        search costs about N x duration x 9 simulated seconds\n"
     "  --threads T           the search's simulations run T at once (default: the cores, at\n"
     "                        most 8); the result does not depend on T\n"
+    "  --sample-hit-scale M  with hits: the struck body's root-relative deviation over M\n"
+    "                        (m) counts in the search's score for 2 s after each hit, so\n"
+    "                        that it comes back sooner (0.03 measured in docs/CONTROL.md\n"
+    "                        §11: back within 2 cm 1.5 s after, the pose a little worse);\n"
+    "                        default 0: not counted\n"
     "  --sample-save F.json  keep the offsets the search found in F (whole or not at all)\n"
     "  --sample-load F.json  instead of searching, follow the offsets kept in F: the same\n"
     "                        clip, frames, gains and hits give the searched run bit for bit\n"
@@ -106,9 +112,10 @@ static int take(sim_job* j, int argc, char** argv, int* i) {
         j->keep_placement = true;
         return 1;
     }
-    const char* with_value[] = {"--hit",     "--hits",   "--random-hits", "--seed",
-                                "--gains",   "--frames", "--report",      "--sample",
-                                "--threads", "--format", "--sample-save", "--sample-load"};
+    const char* with_value[] = {
+        "--hit",         "--hits",        "--random-hits",     "--seed",    "--gains",
+        "--frames",      "--report",      "--sample",          "--threads", "--format",
+        "--sample-save", "--sample-load", "--sample-hit-scale"};
     const int nwith = (int)(sizeof with_value / sizeof with_value[0]);
     int k = 0;
     while (k < nwith && strcmp(opt, with_value[k]) != 0) {
@@ -184,6 +191,19 @@ static int take(sim_job* j, int argc, char** argv, int* i) {
     case 11:
         j->sample_load = val;
         return 1;
+    case 12: {
+        char* end = NULL;
+        const double v = strtod(val, &end);
+        if (*val == '\0' || *end != '\0' || !(v >= 0.0 && v <= 10.0)) {
+            fprintf(stderr,
+                    "featherbone simulate: --sample-hit-scale: expected a length in m, "
+                    "0..10, found '%s'\n",
+                    val);
+            return -1;
+        }
+        j->sample_hit_scale = v;
+        return 1;
+    }
     default:
         if (strcmp(val, "gltf") != 0 && strcmp(val, "bvh") != 0) {
             fprintf(stderr, "featherbone simulate: --format: expected gltf (BVH is always "

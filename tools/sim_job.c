@@ -70,6 +70,10 @@ bool sim_job_sampling_ok(const sim_job* j, char* msg, size_t cap) {
                  "--sample-save");
         return false;
     }
+    if (j->sample_hit_scale > 0.0 && j->sample == 0) {
+        snprintf(msg, cap, "--sample-hit-scale weighs the search of --sample N: give --sample too");
+        return false;
+    }
     if (j->sample_save && j->sample == 0) {
         snprintf(msg, cap, "--sample-save keeps what --sample N finds: give --sample too");
         return false;
@@ -144,6 +148,7 @@ static int job_sample(const sim_job* j, const fb_clip* clip, const fb_character*
      * (keeping all N would carry the same sequences on and draw nothing) */
     o.keep = j->sample >= 4 * o.keep ? o.keep : (j->sample >= 4 ? j->sample / 4 : 1);
     o.seed = j->seed;
+    o.hit_scale = j->sample_hit_scale;
     o.threads = j->threads > 0 ? j->threads : 1;
     fb_sample_plan plan = {0};
     o.plan = j->sample_save ? &plan : NULL;

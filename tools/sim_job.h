@@ -37,6 +37,7 @@ typedef struct sim_job {
     int threads;            /* --threads T: the search's simulations run at once */
     const char* sample_save; /* --sample-save F.json: the search's offsets kept in F */
     const char* sample_load; /* --sample-load F.json: follow the offsets kept in F (no search) */
+    double sample_hit_scale; /* --sample-hit-scale M: fb_sample_opts.hit_scale (0: not) */
 } sim_job;
 
 void sim_job_init(sim_job* j);

@@ -80,6 +80,16 @@ static fb_sim* run_walk_hit(const walk* w, const fb_ref* control, const fb_hit* 
     return s;
 }
 
+/* The search over the walk with options o and nhit hits, which must succeed; its result into
+ * *r. */
+static fb_ref* search(const walk* w, const fb_sample_opts* o, const fb_hit* hits, int nhit,
+                      fb_sample_result* r) {
+    fb_error err;
+    fb_ref* ref = fb_sim_sample(w->clip, w->ch, &w->g, hits, nhit, &w->so, o, NULL, NULL, r, &err);
+    ck_assert_msg(ref, "%s", err.msg);
+    return ref;
+}
+
 static fb_sim* run_walk(const walk* w, const fb_ref* control) {
     return run_walk_hit(w, control, NULL, 0);
 }
@@ -139,11 +149,9 @@ START_TEST(sampling_is_deterministic_and_returns_what_it_scored) {
     fb_error err;
     fb_sample_result r1, r3;
     o.threads = 1;
-    fb_ref* a = fb_sim_sample(w.clip, w.ch, &w.g, NULL, 0, &w.so, &o, NULL, NULL, &r1, &err);
-    ck_assert_msg(a, "%s", err.msg);
+    fb_ref* a = search(&w, &o, NULL, 0, &r1);
     o.threads = 3;
-    fb_ref* b = fb_sim_sample(w.clip, w.ch, &w.g, NULL, 0, &w.so, &o, NULL, NULL, &r3, &err);
-    ck_assert_msg(b, "%s", err.msg);
+    fb_ref* b = search(&w, &o, NULL, 0, &r3);
     const fb_model* m = w.ch->model;
     ck_assert_int_eq(a->nframe, w.ref->nframe);
     ck_assert_int_eq(r1.windows, 6);
@@ -200,8 +208,7 @@ START_TEST(a_hits_return_counts_in_the_score) {
     fb_error err;
     ck_assert(fb_hit_parse("time=0.3,target=Chest,speed=10,mass=0.45", &h, &err) == FB_OK);
     fb_sample_result r, r0;
-    fb_ref* a = fb_sim_sample(w.clip, w.ch, &w.g, &h, 1, &w.so, &o, NULL, NULL, &r, &err);
-    ck_assert_msg(a, "%s", err.msg);
+    fb_ref* a = search(&w, &o, &h, 1, &r);
     fb_sim* s = run_walk_hit(&w, a, &h, 1);
     ck_assert(fb_sim_hits(s)[0].touched);
     double part = 0.0;
@@ -209,13 +216,10 @@ START_TEST(a_hits_return_counts_in_the_score) {
     printf("hit's return in the score: %.6g of %.6g (the search said %.6g)\n", part, score, r.cost);
     fflush(stdout);
     ck_assert_msg(fabs(score - r.cost) <= 1e-9 * r.cost,
-                  "the run scores %.12g, the search said "
-                  "%.12g",
-                  score, r.cost);
+                  "the run scores %.12g, the search said %.12g", score, r.cost);
     ck_assert_msg(part > 1e-3 * score, "the hit's part %g of %g", part, score);
     o.hit_scale = 0.0;
-    fb_ref* b = fb_sim_sample(w.clip, w.ch, &w.g, &h, 1, &w.so, &o, NULL, NULL, &r0, &err);
-    ck_assert_msg(b, "%s", err.msg);
+    fb_ref* b = search(&w, &o, &h, 1, &r0);
     const size_t nq = (size_t)w.ch->model->nq * (size_t)a->nframe;
     ck_assert_msg(memcmp(a->q, b->q, nq * sizeof(double)) != 0, "the hit's term changed nothing");
     fb_sim_destroy(s);
@@ -239,16 +243,13 @@ START_TEST(saved_simulations_give_the_replayed_search) {
     o.lookahead = 0.2;
     o.backtracks = 4;
     o.threads = 2;
-    fb_error err;
     fb_sample_result rs, rr;
     fb_sample_plan ps = {0}, pr = {0};
     o.plan = &ps;
-    fb_ref* a = fb_sim_sample(w.clip, w.ch, &w.g, NULL, 0, &w.so, &o, NULL, NULL, &rs, &err);
-    ck_assert_msg(a, "%s", err.msg);
+    fb_ref* a = search(&w, &o, NULL, 0, &rs);
     o.plan = &pr;
     o.replay = true;
-    fb_ref* b = fb_sim_sample(w.clip, w.ch, &w.g, NULL, 0, &w.so, &o, NULL, NULL, &rr, &err);
-    ck_assert_msg(b, "%s", err.msg);
+    fb_ref* b = search(&w, &o, NULL, 0, &rr);
     ck_assert_int_eq(ps.windows, pr.windows);
     for (size_t i = 0; i < (size_t)(ps.windows + 1) * (size_t)ps.dofs; i++) {
         ck_assert_msg(ps.points[i] == pr.points[i], "point %zu: %.17g saved, %.17g replayed", i,
@@ -306,10 +307,8 @@ START_TEST(sampling_keeps_the_free_walk_up) {
     o.samples = 20;
     o.keep = 5;
     o.threads = 2;
-    fb_error err;
     fb_sample_result r;
-    fb_ref* ctl = fb_sim_sample(w.clip, w.ch, &w.g, NULL, 0, &w.so, &o, NULL, NULL, &r, &err);
-    ck_assert_msg(ctl, "%s", err.msg);
+    fb_ref* ctl = search(&w, &o, NULL, 0, &r);
     ck_assert_msg(same_time(r.fall_before, before), "%g %g", r.fall_before, before);
     s = run_walk(&w, ctl);
     ck_assert_msg(isnan(fall_time(s)),
@@ -384,8 +383,7 @@ START_TEST(a_kept_plan_gives_the_searched_reference) {
     o.plan = &plan;
     fb_error err;
     fb_sample_result r;
-    fb_ref* a = fb_sim_sample(w.clip, w.ch, &w.g, NULL, 0, &w.so, &o, NULL, NULL, &r, &err);
-    ck_assert_msg(a, "%s", err.msg);
+    fb_ref* a = search(&w, &o, NULL, 0, &r);
     const fb_model* m = w.ch->model;
     ck_assert_int_eq(plan.windows, r.windows);
     ck_assert_int_eq(plan.dofs, r.dofs);

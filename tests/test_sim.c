@@ -377,7 +377,8 @@ START_TEST(a_hits_root_relative_deviation_is_the_pose_alone) {
     const int qa = m->q_adr[1];
     double peak = 0.0, worst = 0.0, most_apart = 0.0;
     int peak_f = -1;
-    double *e = calloc((size_t)n, sizeof(double)), back = NAN;
+    double* e = calloc((size_t)n, sizeof(double));
+    double back = NAN;
     for (int f = 0; f < n; f++) {
         const double* qs = fb_sim_frame_q(s, f);
         fb_ref_at(m, fb_sim_ref(s), fr[f].time, qr, NULL, NULL, NULL, tmp);

@@ -405,14 +405,15 @@ static void finish(fb_sim* s) {
         r->peak_time = NAN;
         r->peak_err_root = 0.0;
         for (int f = 0; f < s->nrec; f++) {
+            if (!in_window(s->frames[f].time, t_hit)) {
+                continue;
+            }
             const double e = world[(size_t)f * stride];
-            if (in_window(s->frames[f].time, t_hit) && e > r->peak_err) {
+            if (e > r->peak_err) {
                 r->peak_err = e;
                 r->peak_time = s->frames[f].time;
             }
-            if (in_window(s->frames[f].time, t_hit)) {
-                r->peak_err_root = fmax(r->peak_err_root, root[(size_t)f * stride]);
-            }
+            r->peak_err_root = fmax(r->peak_err_root, root[(size_t)f * stride]);
         }
         r->recover_time = recovery(s, t_hit, world, stride);
         r->recover_time_root = recovery(s, t_hit, root, stride);

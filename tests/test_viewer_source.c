@@ -183,6 +183,44 @@ static fb_gains init_file(const char* path) {
     return g;
 }
 
+/* With an assisted root, which leaves the clip's path, the HUD's deviation is the struck
+ * point's in the root's axes (fb_sim_frame_hit_err_root), not the world's. */
+START_TEST(an_assisted_roots_hit_is_shown_root_relative) {
+    source* s = open_source(NULL, false);
+    char msg[256];
+    fb_gains g = *source_gains(s);
+    g.root.mode = FB_ROOT_ASSISTED;
+    ck_assert_msg(source_set_gains(s, &g, msg, sizeof msg), "%s", msg);
+    advance(s, 1.0);
+    ck_assert_msg(throw_at(s, "Chest", msg, sizeof msg), "%s", msg);
+    advance(s, 2.5);
+    const char* line = source_get_view(s)->line[1];
+    printf("assisted root, after the throw: %s\n", line);
+    double shown = 0.0;
+    ck_assert_msg(sscanf(strstr(line, "s, ") + 3, "%lf cm off root-relative", &shown) == 1 &&
+                      strstr(line, "cm off root-relative"),
+                  "%s", line);
+    const fb_sim* sim = source_sim(s);
+    const fb_hit_result* r = &fb_sim_hits(sim)[fb_sim_nball(sim) - 1];
+    ck_assert(r->touched);
+    int nf = 0;
+    const fb_sim_frame* fr = fb_sim_frames(sim, &nf);
+    const int k = fb_sim_nball(sim) - 1;
+    double root = 0.0, world = 0.0;
+    for (int f = 0; f < nf; f++) {
+        if (fr[f].time >= r->contact_time && fr[f].time <= r->contact_time + 1.0) {
+            root = fmax(root, fb_sim_frame_hit_err_root(sim, f)[k]);
+            world = fmax(world, fb_sim_frame_hit_err(sim, f)[k]);
+        }
+    }
+    printf("root-relative peak %.2f cm, world %.2f cm, shown %.1f cm\n", 100.0 * root,
+           100.0 * world, shown);
+    ck_assert_double_eq_tol(shown, 100.0 * root, 0.051);
+    ck_assert_double_gt(fabs(world - root), 0.005); /* the world's would not pass */
+    source_close(s);
+}
+END_TEST
+
 START_TEST(the_gains_file_is_watched) {
     char dir[64];
     ck_tmpdir(dir, sizeof dir, "viewgains");
@@ -639,6 +677,7 @@ static Suite* suite(void) {
     TCase* tc = tcase_create("sim");
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, a_thrown_ball_strikes_and_replays_bit_for_bit);
+    tcase_add_test(tc, an_assisted_roots_hit_is_shown_root_relative);
     tcase_add_test(tc, the_gains_file_is_watched);
     tcase_add_test(tc, playback_refuses_balls_and_exports);
     tcase_add_test(tc, the_balance_overlay_follows_the_simulation);

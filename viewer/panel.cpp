@@ -414,7 +414,8 @@ void gains_window(panel* p, float x, float y, float w, float h) {
  * times and the time shown marked. */
 struct series {
     const fb_sim* sim;
-    int hit; /* the hit whose struck body's deviation is plotted; -1: the MPJPE */
+    int hit;           /* the hit whose struck body's deviation is plotted; -1: the MPJPE */
+    fb_root_mode root; /* which deviation: source_hit_err */
 };
 
 double series_value(const series& s, int f) {
@@ -422,7 +423,7 @@ double series_value(const series& s, int f) {
         int nf = 0;
         return fb_sim_frames(s.sim, &nf)[f].metrics.mpjpe;
     }
-    return fb_sim_frame_hit_err(s.sim, f)[s.hit];
+    return source_hit_err(s.sim, s.root, f)[s.hit];
 }
 
 void plot(const series& s, double duration, double now, float h, ImU32 colour,
@@ -483,13 +484,15 @@ void plots_window(panel* p, double now, float x, float y, float w, float h) {
     const double duration =
         fmin(source_get_info(p->src)->duration, fmax(PLOT_SPAN_MIN, 1.15 * now));
     const float ph = (ImGui::GetContentRegionAvail().y - ImGui::GetStyle().ItemSpacing.y) * 0.5f;
-    plot(series{sim, -1}, duration, now, ph, MPJPE_COLOUR, "MPJPE");
+    const fb_root_mode root = source_gains(p->src)->root.mode;
+    plot(series{sim, -1, root}, duration, now, ph, MPJPE_COLOUR, "MPJPE");
     const int nb = fb_sim_nball(sim);
     if (nb > 0) {
         const fb_hit_result* r = &fb_sim_hits(sim)[nb - 1];
         char label[128];
-        snprintf(label, sizeof label, "hit %d, %.40s off the clip", nb, r->hit.target);
-        plot(series{sim, nb - 1}, duration, now, ph, DEV_COLOUR, label);
+        snprintf(label, sizeof label, "hit %d, %.40s off the clip%s", nb, r->hit.target,
+                 root == FB_ROOT_KINEMATIC ? "" : " (root-relative)");
+        plot(series{sim, nb - 1, root}, duration, now, ph, DEV_COLOUR, label);
     } else {
         ImGui::TextColored(DIM_COLOUR, "no hits yet: click the character to throw a ball");
     }

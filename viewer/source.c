@@ -170,3 +170,8 @@ void source_drop_pending(source* s, bool taken) {
 const fb_sim* source_sim(const source* s) {
     return s->ops->sim ? s->ops->sim(s->impl) : NULL;
 }
+
+const double* source_hit_err(const fb_sim* sim, fb_root_mode root, int frame) {
+    return root == FB_ROOT_KINEMATIC ? fb_sim_frame_hit_err(sim, frame)
+                                     : fb_sim_frame_hit_err_root(sim, frame);
+}

@@ -177,4 +177,10 @@ void source_drop_pending(source* s, bool taken);
  * Borrowed until the next call that moves or restarts the source. */
 const fb_sim* source_sim(const source* s);
 
+/* The hits' deviations the viewer shows at recorded frame `frame` of sim (fb_sim_nball of
+ * them, m): root-relative (fb_sim_frame_hit_err_root: the pose alone, issue 18's measure) for
+ * a free or an assisted root, which leave the clip's path; the world's for a kinematic root,
+ * carried along it. */
+const double* source_hit_err(const fb_sim* sim, fb_root_mode root, int frame);
+
 #endif /* FB_VIEW_SOURCE_H */

@@ -179,7 +179,7 @@ static void hit_line(const sim_source* s, char* out, size_t cap) {
     const fb_sim_frame* fr = fb_sim_frames(s->sim, &nf);
     double peak = 0.0, back = NAN;
     for (int f = 0; f < nf; f++) {
-        const double t = fr[f].time, e = fb_sim_frame_hit_err(s->sim, f)[k];
+        const double t = fr[f].time, e = source_hit_err(s->sim, s->g.root.mode, f)[k];
         if (t < r->contact_time || t > r->contact_time + HIT_WINDOW) {
             continue;
         }
@@ -206,8 +206,9 @@ static void hit_line(const sim_source* s, char* out, size_t cap) {
     if (isfinite(share)) {
         snprintf(took, sizeof took, "; root took %.0f%%", 100.0 * share);
     }
-    const int len = snprintf(out, cap, "hit %d: %.24s at %.2f s, %.1f cm off%s", k + 1,
-                             r->hit.target, r->contact_time, 100.0 * peak, tail);
+    const int len = snprintf(out, cap, "hit %d: %.24s at %.2f s, %.1f cm off%s%s", k + 1,
+                             r->hit.target, r->contact_time, 100.0 * peak,
+                             s->g.root.mode == FB_ROOT_KINEMATIC ? "" : " root-relative", tail);
     char more[sizeof where + sizeof took + 2];
     snprintf(more, sizeof more, "; %s%s", where, took);
     if (len > 0 && (size_t)len + 1 < cap) { /* what does not fit the HUD's line is cut */

@@ -12,6 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
 #include "support.h"
 
 #define CLIP FB_DATA_DIR "/131_01.bvh"
@@ -223,8 +225,11 @@ START_TEST(bad_lines_fail_alone) {
                "\"target\": \"Head\", \"spin\": 3}]}\n"               /* 12 */
                "{\"clip\": \"c.bvh\", \"out\": \"y.bvh\"} trailing\n" /* 13 */
                "{\"clip\": \"c.bvh\", \"out\": \"y.bvh\", \"sample\": 4, \"sample_load\": "
-               "\"p.json\"}\n"                                                       /* 14 */
-               "{\"clip\": \"c.bvh\", \"out\": \"y.bvh\", \"sample\": \"many\"}\n"); /* 15 */
+               "\"p.json\"}\n"                                                           /* 14 */
+               "{\"clip\": \"c.bvh\", \"out\": \"y.bvh\", \"sample\": \"many\"}\n"       /* 15 */
+               "{\"clip\": \"c.bvh\", \"out\": \"y.bvh\", \"sample_hit_scale\": 0.03}\n" /* 16 */
+               "{\"clip\": \"c.bvh\", \"out\": \"y.bvh\", \"sample\": 4, "
+               "\"sample_hit_scale\": 11}\n"); /* 17 */
     char args[1024];
     snprintf(args, sizeof args, "batch '%s/m.jsonl' --jobs 3", dir);
     ck_assert_int_eq(run(args), 1);
@@ -246,7 +251,9 @@ START_TEST(bad_lines_fail_alone) {
         "m.jsonl:13: not valid JSON (at column",
         "m.jsonl:14: \"sample_load\": --sample-load follows a plan without searching",
         "m.jsonl:15: \"sample\": expected an integer from 0 to 100000",
-        "15 jobs, 3 at once: 0 done, 0 skipped, 15 failed"};
+        "m.jsonl:16: \"sample_hit_scale\": --sample-hit-scale weighs the search of --sample N",
+        "m.jsonl:17: \"sample_hit_scale\": expected a length in m, 0 to 10",
+        "17 jobs, 3 at once: 0 done, 0 skipped, 17 failed"};
     for (size_t k = 0; k < sizeof expect / sizeof *expect; k++) {
         ck_assert_msg(strstr(out, expect[k]), "expected '%s' in:\n%s", expect[k], out);
     }
@@ -255,20 +262,33 @@ START_TEST(bad_lines_fail_alone) {
 }
 END_TEST
 
-/* A search kept by one manifest's job ("sample", "sample_save") and followed by another's
- * ("sample_load"): the two BVH files byte for byte the same, as with simulate. */
+/* A search kept by one manifest's job ("sample", "sample_save", with its hit weighed by
+ * "sample_hit_scale", which its report names) and followed by another's ("sample_load"): the
+ * two BVH files byte for byte the same, as with simulate. */
 START_TEST(sampling_plans_through_manifests) {
     make_dir();
     write_text(dir, "search.jsonl",
                "{\"clip\": \"" CLIP "\", \"out\": \"a.bvh\", \"frames\": \"0:48\", "
-               "\"root\": \"free\", \"sample\": 3, \"sample_save\": \"p.json\"}\n");
+               "\"root\": \"free\", \"sample\": 3, \"sample_save\": \"p.json\", "
+               "\"hits\": [\"time=0.2,target=Chest,speed=10,mass=0.45\"], "
+               "\"sample_hit_scale\": 0.005, \"report\": \"r.json\"}\n");
     write_text(dir, "follow.jsonl",
                "{\"clip\": \"" CLIP "\", \"out\": \"b.bvh\", \"frames\": \"0:48\", "
-               "\"root\": \"free\", \"sample_load\": \"p.json\"}\n");
+               "\"root\": \"free\", \"sample_load\": \"p.json\", "
+               "\"hits\": [\"time=0.2,target=Chest,speed=10,mass=0.45\"]}\n");
     char args[1024];
     snprintf(args, sizeof args, "batch '%s/search.jsonl'", dir);
     ck_assert_msg(run(args) == 0, "%s", out);
     ck_assert_msg(strstr(out, "sampling: 4 windows") && exists(dir, "p.json"), "%s", out);
+    size_t nr = 0;
+    char* rj = slurp(dir, "r.json", &nr);
+    cJSON* report = rj ? cJSON_Parse(rj) : NULL;
+    const cJSON* js = cJSON_GetObjectItem(report, "sampling");
+    ck_assert_msg(js && cJSON_GetObjectItem(js, "hit_scale_m")->valuedouble == 0.005 &&
+                      cJSON_GetObjectItem(js, "samples_per_window")->valuedouble == 3,
+                  "the report does not name the search's options");
+    cJSON_Delete(report);
+    free(rj);
     snprintf(args, sizeof args, "batch '%s/follow.jsonl'", dir);
     ck_assert_msg(run(args) == 0, "%s", out);
     ck_assert_msg(strstr(out, "following the offsets in"), "%s", out);

@@ -486,6 +486,27 @@ START_TEST(a_ball_on_several_bodies_lists_each_with_its_impulse) {
     ck_assert_double_eq_tol(peak, cJSON_GetObjectItem(h, "peak_error_root_cm")->valuedouble, 1e-9);
     ck_assert_double_gt(peak, 2.0);
     ck_assert_double_lt(apart, 0.5);
+    /* held: from the last frame of the window (2.5 s after the hit, or the clip's end) back to
+     * the first of the run within 2 cm that reaches it */
+    const double window = cJSON_GetObjectItem(h, "hold_window_s")->valuedouble;
+    int last = -1;
+    for (int f = 0; f < nf && cJSON_GetArrayItem(t, f)->valuedouble <= t_hit + window + 1e-9; f++) {
+        last = f;
+    }
+    int from = last;
+    while (from > 0 && cJSON_GetArrayItem(t, from - 1)->valuedouble >= t_hit &&
+           cJSON_GetArrayItem(er, from - 1)->valuedouble <= 2.0) {
+        from--;
+    }
+    const cJSON* held = cJSON_GetObjectItem(h, "hold_time_root");
+    printf("root-relative held within 2 cm from %.3f s (said %.3f s) to %.2f s after the hit\n",
+           cJSON_GetArrayItem(t, from)->valuedouble - t_hit, held->valuedouble, window);
+    ck_assert_msg(last >= 0 && cJSON_GetArrayItem(er, last)->valuedouble <= 2.0 &&
+                      cJSON_IsNumber(held),
+                  "the forearm not held within 2 cm, or the report does not say when");
+    ck_assert_double_eq_tol(held->valuedouble, cJSON_GetArrayItem(t, from)->valuedouble - t_hit,
+                            1e-12);
+    ck_assert_double_gt(window, 1.0);
     /* the terminal says it too */
     ck_assert_msg(strstr(said, "the ball touched") && strstr(said, "the root absorbed") &&
                       strstr(said, "root-relative (the pose alone) LeftElbow deviated up to"),

@@ -394,7 +394,7 @@ static void ck_report_contents(const char* html, const sim_case* c, int nchart) 
     ck_assert(r->touched);
     const double j = sqrt(r->impulse.x * r->impulse.x + r->impulse.y * r->impulse.y +
                           r->impulse.z * r->impulse.z);
-    char want[5][64];
+    char want[6][64];
     snprintf(want[0], sizeof want[0], ">%.2f</td>", 100.0 * mean);
     snprintf(want[1], sizeof want[1], ">%.3f</td>", j);
     snprintf(want[2], sizeof want[2], ">%.2f</td>", 100.0 * r->peak_err);
@@ -406,7 +406,15 @@ static void ck_report_contents(const char* html, const sim_case* c, int nchart) 
         snprintf(want[3], sizeof want[3], "<td>%.2f</td>", r->recover_time);
     }
     snprintf(want[4], sizeof want[4], ">%.2f</td>", 100.0 * r->peak_err_root);
-    for (int k = 0; k < 5; k++) {
+    if (isnan(r->hold_time_root)) {
+        snprintf(want[5], sizeof want[5], "<td>not at %.2f</td>", r->hold_window);
+    } else if (r->hold_time_root == 0.0) {
+        snprintf(want[5], sizeof want[5], "<td>0 (stayed within to %.2f)</td>", r->hold_window);
+    } else {
+        snprintf(want[5], sizeof want[5], "<td>%.2f (to %.2f)</td>", r->hold_time_root,
+                 r->hold_window);
+    }
+    for (int k = 0; k < 6; k++) {
         ck_assert_msg(strstr(html, want[k]), "the page has no cell '%s'", want[k]);
     }
     printf("%s root: %d frames, %d charts, MPJPE mean %.2f cm, impulse %.3f N s, peak deviation "

@@ -377,7 +377,8 @@ START_TEST(a_hits_root_relative_deviation_is_the_pose_alone) {
     const int qa = m->q_adr[1];
     double peak = 0.0, worst = 0.0, most_apart = 0.0;
     int peak_f = -1;
-    double* e = calloc((size_t)n, sizeof(double));
+    double* e = calloc(2 * (size_t)n, sizeof(double));
+    double* ew = e + n;
     double back = NAN;
     for (int f = 0; f < n; f++) {
         const double* qs = fb_sim_frame_q(s, f);
@@ -389,12 +390,11 @@ START_TEST(a_hits_root_relative_deviation_is_the_pose_alone) {
         in_root_axes(qr + qa, pr, lr);
         e[f] = sqrt((ls[0] - lr[0]) * (ls[0] - lr[0]) + (ls[1] - lr[1]) * (ls[1] - lr[1]) +
                     (ls[2] - lr[2]) * (ls[2] - lr[2]));
-        const double world =
-            sqrt((ps[0] - pr[0]) * (ps[0] - pr[0]) + (ps[1] - pr[1]) * (ps[1] - pr[1]) +
-                 (ps[2] - pr[2]) * (ps[2] - pr[2]));
+        ew[f] = sqrt((ps[0] - pr[0]) * (ps[0] - pr[0]) + (ps[1] - pr[1]) * (ps[1] - pr[1]) +
+                     (ps[2] - pr[2]) * (ps[2] - pr[2]));
         worst = fmax(worst, fabs(e[f] - fb_sim_frame_hit_err_root(s, f)[0]));
-        worst = fmax(worst, fabs(world - fb_sim_frame_hit_err(s, f)[0]));
-        most_apart = fmax(most_apart, fabs(e[f] - world));
+        worst = fmax(worst, fabs(ew[f] - fb_sim_frame_hit_err(s, f)[0]));
+        most_apart = fmax(most_apart, fabs(e[f] - ew[f]));
         if (fr[f].time >= t_hit && fr[f].time <= t_hit + 1.0 && e[f] > peak) {
             peak = e[f];
             peak_f = f;
@@ -415,6 +415,33 @@ START_TEST(a_hits_root_relative_deviation_is_the_pose_alone) {
                   r->recover_time_root);
     ck_assert_msg(most_apart > 0.005, "root-relative and world deviations alike (%g m)",
                   most_apart);
+    /* held: the first frame from the hit on after which every frame up to 2.5 s after the hit
+     * (here the clip's end, 2 s after it) is within the tolerance */
+    const double window = fmin(2.5, fr[n - 1].time - t_hit);
+    ck_assert_msg(fabs(r->hold_window - window) < 1e-12, "held judged over %g s, not %g s",
+                  r->hold_window, window);
+    const double* dev[2] = {e, ew};
+    const double said[2] = {r->hold_time_root, r->hold_time};
+    const double backs[2] = {r->recover_time_root, r->recover_time};
+    bool one_differs = false;
+    for (int i = 0; i < 2; i++) {
+        double held = NAN;
+        for (int f = 0; f < n && isnan(held); f++) {
+            bool all_in = fr[f].time >= t_hit;
+            for (int g = f; all_in && g < n && fr[g].time <= t_hit + window + 1e-9; g++) {
+                all_in = dev[i][g] <= o.recover_tol;
+            }
+            if (all_in) {
+                held = f > 0 && fr[f - 1].time >= t_hit ? fr[f].time - t_hit : 0.0;
+            }
+        }
+        printf("%s: held within 2 cm from %.3f s (said %.3f s), back after %.3f s\n",
+               i == 0 ? "root-relative" : "world", held, said[i], backs[i]);
+        ck_assert_msg(held == said[i] || (isnan(held) && isnan(said[i])),
+                      "held from %g s, said %g s", held, said[i]);
+        one_differs = one_differs || !(held == backs[i]);
+    }
+    ck_assert_msg(one_differs, "held and back alike in both: the test does not tell them apart");
     free(e);
     free(qr);
     fb_data_destroy(a);

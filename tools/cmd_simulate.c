@@ -258,7 +258,7 @@ int cmd_simulate(int argc, char** argv) {
         return EXIT_USAGE;
     }
     char why[256];
-    if (!sim_job_sampling_ok(&j, why, sizeof why)) {
+    if (!sim_job_sampling_ok(&j, NULL, why, sizeof why)) {
         fprintf(stderr, "featherbone simulate: %s\n", why);
         return EXIT_USAGE;
     }

@@ -51,16 +51,39 @@ typedef enum key_id {
     K_SAMPLE,
     K_SAMPLE_SAVE,
     K_SAMPLE_LOAD,
+    K_SAMPLE_HIT_SCALE,
     NKEY
 } key_id;
 
-static const char* const KEYS[NKEY] = {
-    "clip",        "out",         "gains",      "hits",           "hits_file",
-    "random_hits", "seed",        "controller", "root",           "rate",
-    "frames",      "report",      "format",     "self_collision", "keep_placement",
-    "rules",       "lossless",    "mass",       "mass_model",     "scale",
-    "height",      "up",          "pos_mode",   "no_assimp",      "free_positions",
-    "sample",      "sample_save", "sample_load"};
+static const char* const KEYS[NKEY] = {"clip",
+                                       "out",
+                                       "gains",
+                                       "hits",
+                                       "hits_file",
+                                       "random_hits",
+                                       "seed",
+                                       "controller",
+                                       "root",
+                                       "rate",
+                                       "frames",
+                                       "report",
+                                       "format",
+                                       "self_collision",
+                                       "keep_placement",
+                                       "rules",
+                                       "lossless",
+                                       "mass",
+                                       "mass_model",
+                                       "scale",
+                                       "height",
+                                       "up",
+                                       "pos_mode",
+                                       "no_assimp",
+                                       "free_positions",
+                                       "sample",
+                                       "sample_save",
+                                       "sample_load",
+                                       "sample_hit_scale"};
 
 /* What a bad line says: "\"key\": message" into msg. Returns false, for `return fail(...)`. */
 static bool fail(char* msg, size_t cap, const char* key, const char* fmt, ...)
@@ -357,6 +380,9 @@ static bool scalar_value(key_id k, const cJSON* e, sim_job* job, char* msg, size
         }
         job->sample = (int)e->valuedouble;
         return true;
+    case K_SAMPLE_HIT_SCALE:
+        return number_value(e, key, 0.0, 10.0, "a length in m, 0 to 10", &job->sample_hit_scale,
+                            msg, cap);
     case K_RANDOM_HITS:
         if (!cJSON_IsNumber(e) || !(e->valuedouble >= 0.0) ||
             !(e->valuedouble <= FB_SIM_MAX_BALLS) || e->valuedouble != floor(e->valuedouble)) {
@@ -504,8 +530,9 @@ static bool job_from_json(const cJSON* o, const char* dir, manifest_job* j, char
                     "required (every job needs \"clip\" and \"out\")");
     }
     char why[256];
-    if (!sim_job_sampling_ok(&j->job, why, sizeof why)) {
-        return fail(msg, cap, j->job.sample_load ? "sample_load" : "sample_save", "%s", why);
+    const char* field = NULL;
+    if (!sim_job_sampling_ok(&j->job, &field, why, sizeof why)) {
+        return fail(msg, cap, field, "%s", why);
     }
     return check_outputs(j, msg, cap);
 }

@@ -63,22 +63,27 @@ int sim_job_outputs(const sim_job* j, char bufs[SIM_JOB_MAX_OUTPUTS][1024]) {
     return n;
 }
 
-bool sim_job_sampling_ok(const sim_job* j, char* msg, size_t cap) {
+bool sim_job_sampling_ok(const sim_job* j, const char** field, char* msg, size_t cap) {
+    const char* why = NULL;
+    const char* key = NULL;
     if (j->sample_load && (j->sample > 0 || j->sample_save)) {
-        snprintf(msg, cap,
-                 "--sample-load follows a plan without searching: not with --sample or "
-                 "--sample-save");
-        return false;
+        why = "--sample-load follows a plan without searching: not with --sample or "
+              "--sample-save";
+        key = "sample_load";
+    } else if (j->sample_hit_scale > 0.0 && j->sample == 0) {
+        why = "--sample-hit-scale weighs the search of --sample N: give --sample too";
+        key = "sample_hit_scale";
+    } else if (j->sample_save && j->sample == 0) {
+        why = "--sample-save keeps what --sample N finds: give --sample too";
+        key = "sample_save";
     }
-    if (j->sample_hit_scale > 0.0 && j->sample == 0) {
-        snprintf(msg, cap, "--sample-hit-scale weighs the search of --sample N: give --sample too");
-        return false;
+    if (field) {
+        *field = key;
     }
-    if (j->sample_save && j->sample == 0) {
-        snprintf(msg, cap, "--sample-save keeps what --sample N finds: give --sample too");
-        return false;
+    if (why) {
+        snprintf(msg, cap, "%s", why);
     }
-    return true;
+    return why == NULL;
 }
 
 static bool ends_with(const char* s, const char* suffix) {
@@ -224,6 +229,19 @@ static void back_text(double t, char* buf, size_t cap) {
     }
 }
 
+/* "held within 2 cm from 1.62 s (through 2.50 s after the hit)": fb_hit_result.hold_time */
+static void hold_text(double t, double window, char* buf, size_t cap) {
+    const double tol_cm = 100.0 * fb_default_sim_opts().recover_tol;
+    if (isnan(t)) {
+        snprintf(buf, cap, "not within %.0f cm %.2f s after the hit", tol_cm, window);
+    } else if (t == 0.0) {
+        snprintf(buf, cap, "within %.0f cm throughout the %.2f s after the hit", tol_cm, window);
+    } else {
+        snprintf(buf, cap, "held within %.0f cm from %.2f s (through %.2f s after the hit)", tol_cm,
+                 t, window);
+    }
+}
+
 static fb_v3 neg3(fb_v3 v) {
     return (fb_v3){-v.x, -v.y, -v.z};
 }
@@ -298,6 +316,8 @@ static int write_outputs(const sim_job* j, const fb_sim* s, const fb_character* 
                                   .gains = g,
                                   .ch = ch,
                                   .sample = sample,
+                                  .samples = j->sample,
+                                  .hit_scale = j->sample_hit_scale,
                                   .sample_plan = j->sample_load ? j->sample_load : j->sample_save};
     for (int k = 0; st == FB_OK && k < j->nreport; k++) {
         st = ends_with(j->report[k], ".json") ? sim_report_json(s, &info, j->report[k], &err)
@@ -398,9 +418,10 @@ static void print_summary(const fb_sim* s, const fb_model* m, const fb_gains* g,
                     r->hit.target, r->hit.time);
             continue;
         }
-        char rec[96], rec_root[96], rec_all[64];
+        char rec[96], rec_root[96], rec_all[64], held[96];
         back_text(r->recover_time, rec, sizeof rec);
         back_text(r->recover_time_root, rec_root, sizeof rec_root);
+        hold_text(r->hold_time_root, r->hold_window, held, sizeof held);
         if (isnan(r->mpjpe_recover_time)) {
             snprintf(rec_all, sizeof rec_all, "whole body not back by the clip's end");
         } else {
@@ -410,8 +431,10 @@ static void print_summary(const fb_sim* s, const fb_model* m, const fb_gains* g,
                 "%s (%s)\n",
                 tag, k + 1, r->hit.target, r->hit.time, norm3(r->impulse),
                 m->name[r->body], 100.0 * r->peak_err, rec, rec_all);
-        fprintf(log, "%s: hit %d: root-relative (the pose alone) %s deviated up to %.1f cm; %s\n",
-                tag, k + 1, m->name[r->body], 100.0 * r->peak_err_root, rec_root);
+        fprintf(log,
+                "%s: hit %d: root-relative (the pose alone) %s deviated up to %.1f cm; %s; "
+                "%s\n",
+                tag, k + 1, m->name[r->body], 100.0 * r->peak_err_root, rec_root, held);
         char where[512];
         sim_hit_where(s, m, k, 8, where, sizeof where);
         const double root = sim_hit_share(neg3(r->root_impulse), r->impulse);

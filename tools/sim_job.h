@@ -53,7 +53,7 @@ int sim_job_outputs(const sim_job* j, char bufs[SIM_JOB_MAX_OUTPUTS][1024]);
 /* The sampling options together: a plan followed (sample_load) is not searched for (sample) or
  * kept (sample_save), and a plan kept needs a search. False with the reason in msg (the
  * options named as simulate's). */
-bool sim_job_sampling_ok(const sim_job* j, char* msg, size_t cap);
+bool sim_job_sampling_ok(const sim_job* j, const char** field, char* msg, size_t cap);
 
 /* Runs the job: loads, simulates, writes every output whole or not at all. Messages (errors,
  * the summary, progress when asked) go to `log` prefixed with `tag`. Returns an exit code:

@@ -334,6 +334,9 @@ static cJSON* hit_json(const fb_sim* s, int k, const fb_model* m) {
     cJSON_AddItemToObject(o, "mpjpe_recover_time", number(r->mpjpe_recover_time));
     cJSON_AddItemToObject(o, "peak_error_root_cm", number(100.0 * r->peak_err_root));
     cJSON_AddItemToObject(o, "recover_time_root", number(r->recover_time_root));
+    cJSON_AddItemToObject(o, "hold_time", number(r->hold_time));
+    cJSON_AddItemToObject(o, "hold_time_root", number(r->hold_time_root));
+    cJSON_AddNumberToObject(o, "hold_window_s", r->hold_window);
     /* the two deviations at every recorded frame (aligned with series.time) */
     int n = 0;
     (void)fb_sim_frames(s, &n);
@@ -364,6 +367,8 @@ fb_status sim_report_json(const fb_sim* s, const sim_report_info* info, const ch
         /* the search for the reference (simulate --sample); a fall time null: none */
         const fb_sample_result* r = info->sample;
         cJSON* js = cJSON_AddObjectToObject(root, "sampling");
+        cJSON_AddNumberToObject(js, "samples_per_window", info->samples);
+        cJSON_AddNumberToObject(js, "hit_scale_m", info->hit_scale);
         cJSON_AddNumberToObject(js, "windows", r->windows);
         cJSON_AddNumberToObject(js, "dofs", r->dofs);
         cJSON_AddNumberToObject(js, "simulations", (double)r->simulations);

@@ -112,6 +112,18 @@ static void recovery_text(double t, char* buf, size_t cap) {
     }
 }
 
+/* When the struck body stayed back (fb_hit_result.hold_time): "1.62 (to 2.50)"; 0 means it
+ * never left the tolerance, NaN that it was out of it at the window's end. */
+static void hold_cell_text(double t, double window, char* buf, size_t cap) {
+    if (isnan(t)) {
+        snprintf(buf, cap, "not at %.2f", window);
+    } else if (t == 0.0) {
+        snprintf(buf, cap, "0 (stayed within to %.2f)", window);
+    } else {
+        snprintf(buf, cap, "%.2f (to %.2f)", t, window);
+    }
+}
+
 /* ---- sections ------------------------------------------------------------------------- */
 
 /* What was simulated: clip, gains, controller, root, rates, frames, the search for the
@@ -140,12 +152,17 @@ static void run_section(html_doc* h, const page* p) {
     }
     const fb_sample_result* r = p->info->sample;
     if (r) {
-        char before[48], after[48];
+        char before[48], after[48], hits[96] = "";
+        if (p->info->hit_scale > 0.0) {
+            snprintf(hits, sizeof hits,
+                     ", the struck bodies' return counted over %g m (--sample-hit-scale)",
+                     p->info->hit_scale);
+        }
         html_paragraphf(h,
-                        "Reference: sampled (--sample, docs/CONTROL.md §11): %d windows, %d "
+                        "Reference: sampled (--sample %d, docs/CONTROL.md §11%s): %d windows, %d "
                         "joint axes offset, %ld simulations (%d times back). Tracking the clip "
                         "the character %s; tracking the sampled reference it %s.",
-                        r->windows, r->dofs, r->simulations, r->backtracks,
+                        p->info->samples, hits, r->windows, r->dofs, r->simulations, r->backtracks,
                         sim_fall_words(r->fall_before, before, sizeof before),
                         sim_fall_words(r->fall_after, after, sizeof after));
     }
@@ -229,11 +246,13 @@ static void summary_table(html_doc* h, const page* p) {
 /* One row per hit: where and when it struck, the impulse, how far the struck body was pushed
  * and how long it took to come back. */
 static void hits_table(html_doc* h, const page* p) {
-    char seg[96], all[96], rel[96];
+    char seg[96], all[96], rel[96], held[112];
     snprintf(seg, sizeof seg, "struck body back within %g cm after (s)", p->tol_mark.at);
     snprintf(all, sizeof all, "whole body (MPJPE) back within %g cm after (s)", p->tol_mark.at);
     snprintf(rel, sizeof rel, "root-relative: back within %g cm after (s)", p->tol_mark.at);
-    const char* head[11] = {"hit",
+    snprintf(held, sizeof held, "root-relative: held within %g cm from (s; judged to)",
+             p->tol_mark.at);
+    const char* head[12] = {"hit",
                             "target",
                             "contact (s)",
                             "impulse (N s)",
@@ -243,8 +262,9 @@ static void hits_table(html_doc* h, const page* p) {
                             seg,
                             all,
                             "root-relative: peak deviation (cm)",
-                            rel};
-    html_table_begin(h, "Hits", 11, head);
+                            rel,
+                            held};
+    html_table_begin(h, "Hits", 12, head);
     for (int k = 0; k < p->nhit; k++) {
         const fb_hit_result* r = &fb_sim_hits(p->s)[k];
         char text[64];
@@ -254,7 +274,7 @@ static void hits_table(html_doc* h, const page* p) {
         html_cell_text(h, r->hit.target);
         if (!r->touched) {
             html_cell_text(h, "missed");
-            for (int c = 0; c < 8; c++) {
+            for (int c = 0; c < 9; c++) {
                 html_cell_text(h, "");
             }
             continue;
@@ -271,6 +291,8 @@ static void hits_table(html_doc* h, const page* p) {
         html_cell_text(h, text);
         html_cell_num(h, 100.0 * r->peak_err_root, 2);
         recovery_text(r->recover_time_root, text, sizeof text);
+        html_cell_text(h, text);
+        hold_cell_text(r->hold_time_root, r->hold_window, text, sizeof text);
         html_cell_text(h, text);
     }
     html_table_end(h);
@@ -472,7 +494,10 @@ static int report_body(html_doc* h, void* ctx) {
                           "puts it; root-relative, the same in the root's axes, simulated "
                           "and the clip's (where the body is and which way it faces left "
                           "out). Recovery times count from the hit; the whole body's from "
-                          "the struck body's return on.");
+                          "the struck body's return on. Held from: the time after which the "
+                          "root-relative deviation stays within the tolerance up to 2.5 s "
+                          "after the hit (or the next hit, or the clip's end: the time in "
+                          "brackets).");
         where_table(h, p);
         html_paragraph(h, "A body's impulse is what the ball gave it (impacts and contact "
                           "forces); they add up to the ball's impulse. Its share is its part "

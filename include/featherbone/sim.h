@@ -211,6 +211,13 @@ typedef struct fb_hit_result {
                                   simulated and in the clip's pose (where the body is and which
                                   way it faces left out: what a free root is judged by) */
     double recover_time_root;  /* s: recover_time of that distance */
+    double hold_time;          /* s after the hit from which the distance stays within
+                                  recover_tol up to hold_window after the hit (issue 18's "back
+                                  within 2 cm 1.5 s after", held): 0 when it never left it,
+                                  NaN when it is not within it at hold_window */
+    double hold_time_root;     /* s: hold_time of the root-relative distance */
+    double hold_window;        /* s after the hit that hold_time covers: 2.5 s, or up to the
+                                  next hit's first touch or the end of the clip */
 } fb_hit_result;
 
 typedef struct fb_sim fb_sim;

@@ -359,78 +359,6 @@ static void record(fb_sim* s) {
            (size_t)m->nv * sizeof(double));
 }
 
-/* A hit's peak is looked for within this long after it (s): the struck body is pushed away
- * within a few tenths of a second; later errors belong to the tracking, not to the hit. */
-#define HIT_WINDOW 1.0
-
-static bool in_window(double t, double t_hit) {
-    return t >= t_hit && t <= t_hit + HIT_WINDOW;
-}
-
-/* Seconds after `t_hit` until `err(frame)` is back below tol after its peak within
- * HIT_WINDOW of the hit (the first frame after that peak where it is); 0 when it does not
- * exceed tol in the window, NaN when it does not come back within the recorded frames. */
-static double recovery(const fb_sim* s, double t_hit, const double* err, size_t stride) {
-    int peak = -1;
-    for (int f = 0; f < s->nrec; f++) {
-        const double e = err[(size_t)f * stride];
-        if (in_window(s->frames[f].time, t_hit) && e > s->o.recover_tol &&
-            (peak < 0 || e > err[(size_t)peak * stride])) {
-            peak = f;
-        }
-    }
-    if (peak < 0) {
-        return 0.0;
-    }
-    for (int f = peak + 1; f < s->nrec; f++) {
-        if (err[(size_t)f * stride] <= s->o.recover_tol) {
-            return s->frames[f].time - t_hit;
-        }
-    }
-    return NAN;
-}
-
-/* Peak errors and recovery times of every hit, from the recorded frames. */
-static void finish(fb_sim* s) {
-    double* mpjpe = s->rec_mpjpe;
-    for (int f = 0; f < s->nrec; f++) {
-        mpjpe[f] = s->frames[f].metrics.mpjpe;
-    }
-    for (int k = 0; k < s->nball; k++) {
-        fb_hit_result* r = &s->hit[k];
-        const double t_hit = r->touched ? fmin(r->contact_time, r->hit.time) : r->hit.time;
-        const size_t stride = 2 * (size_t)s->nslot;
-        const double *world = s->rec_target + k, *root = world + s->nslot;
-        r->peak_err = 0.0;
-        r->peak_time = NAN;
-        r->peak_err_root = 0.0;
-        for (int f = 0; f < s->nrec; f++) {
-            if (!in_window(s->frames[f].time, t_hit)) {
-                continue;
-            }
-            const double e = world[(size_t)f * stride];
-            if (e > r->peak_err) {
-                r->peak_err = e;
-                r->peak_time = s->frames[f].time;
-            }
-            r->peak_err_root = fmax(r->peak_err_root, root[(size_t)f * stride]);
-        }
-        r->recover_time = recovery(s, t_hit, world, stride);
-        r->recover_time_root = recovery(s, t_hit, root, stride);
-        /* the whole body: the first frame from the struck body's return on with the MPJPE
-         * within the tolerance */
-        r->mpjpe_recover_time = NAN;
-        for (int f = 0; !isnan(r->recover_time) && f < s->nrec; f++) {
-            if (s->frames[f].time >= t_hit + r->recover_time - 1e-9 &&
-                mpjpe[f] <= s->o.recover_tol) {
-                r->mpjpe_recover_time = s->frames[f].time - t_hit;
-                break;
-            }
-        }
-    }
-    s->finished = true;
-}
-
 /* ---- create / step ------------------------------------------------------------------------- */
 
 void fb_sim_destroy(fb_sim* s) {
@@ -730,7 +658,7 @@ static void note_bodies(fb_sim* s, int k, double t0) {
 }
 
 /* What the root and the ground absorbed of the hit whose first touch is the latest, while
- * within HIT_WINDOW of it: the baseline, started at that touch from the state the simulation
+ * within FB_SIM_HIT_WINDOW of it: the baseline, started at that touch from the state the simulation
  * had before the step (pre_q, at pre_time: the world's time, which is the trackers' as both
  * worlds started at 0), takes the same steps without the ball, and the difference of the
  * root's and the ground's impulses over each step (simulation less baseline) goes to the hit.
@@ -742,7 +670,7 @@ static void absorb(fb_sim* s, const double* q0, double pre_time, double t) {
             cur = k;
         }
     }
-    if (cur < 0 || pre_time >= s->hit[cur].contact_time + HIT_WINDOW - 1e-9) {
+    if (cur < 0 || pre_time >= s->hit[cur].contact_time + FB_SIM_HIT_WINDOW - 1e-9) {
         return; /* no window open: the baseline rests */
     }
     const fb_model* m = s->ch->model;
@@ -884,7 +812,7 @@ fb_status fb_sim_step(fb_sim* s, fb_error* err) {
         record(s); /* a step longer than a frame records it twice */
     }
     if (fb_sim_done(s) && !s->finished) {
-        finish(s);
+        fb_sim_finish_hits(s);
     }
     return FB_OK;
 }
@@ -903,7 +831,7 @@ fb_status fb_sim_run(fb_sim* s, void (*progress)(void* user, double fraction), v
         }
     }
     if (!s->finished) {
-        finish(s);
+        fb_sim_finish_hits(s);
     }
     return fb_ok(err);
 }

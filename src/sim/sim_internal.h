@@ -1,6 +1,6 @@
 /* What the simulation's files share (src/sim/sim.c: create, step, record; sim_export.c: the
  * simulated clip written back in the input's skeleton; sim_copy.c: one simulation copied into
- * another): the fb_sim object. Not installed. */
+ * another; sim_outcome.c: what each hit did): the fb_sim object. Not installed. */
 #ifndef FB_SIM_INTERNAL_H
 #define FB_SIM_INTERNAL_H
 
@@ -84,5 +84,13 @@ fb_status fb_sim_copy(fb_sim* dst, const fb_sim* src, fb_error* err);
 
 /* The control reference changed in place: the trackers redo what they derive from it. */
 void fb_sim_control_changed(fb_sim* s);
+
+/* A hit's peak is looked for within this long after it (s): the struck body is pushed away
+ * within a few tenths of a second; later errors belong to the tracking, not to the hit. */
+#define FB_SIM_HIT_WINDOW 1.0
+
+/* Peak errors, recovery and hold times of every hit, from the recorded frames; marks the
+ * simulation finished (src/sim/sim_outcome.c). */
+void fb_sim_finish_hits(fb_sim* s);
 
 #endif

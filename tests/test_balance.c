@@ -625,6 +625,188 @@ START_TEST(plan_meets_its_conditions_on_the_cmu_character) {
 }
 END_TEST
 
+/* The contact-force fit of fb_ref_ground_residual done here, at one frame: the contacts within
+ * `margin` (the collision code's), each one's friction pyramid (the normal tilted by mu along
+ * the ground's two tangents, world z and x, as the planner's), the root wrench of a unit force
+ * along each edge as [R^T (p - o) x e; R^T e] with the root's origin o and axes R read off
+ * forward kinematics of points, and min |S^1/2 (w - G l)|^2 over l >= 0 by accelerated
+ * projected gradient (FISTA). Returns the minimum's objective; G (6 per edge) and the edge
+ * count into *ne. */
+static double residual_here(const fb_model* m, fb_data* d, const double* q, const double* w,
+                            double mu, double margin, const double sw[6], double* G, int* ne) {
+    memcpy(d->q, q, (size_t)m->nq * sizeof(double));
+    fb_kinematics_pos(m, d);
+    fb_contact con[256];
+    int n = 0;
+    fb_error err;
+    ck_assert_msg(fb_collide_plane(m, d, 0, fb_ground_plane(), margin, con, &n, 256, &err) == FB_OK,
+                  "%s", err.msg);
+    n = n < 64 ? n : 64;
+    const fb_v3 o = fb_point_pos(m, d, 1, fb_v3_make(0, 0, 0));
+    fb_v3 R[3]; /* the root's axes in the world */
+    for (int i = 0; i < 3; i++) {
+        R[i] = fb_v3_sub(fb_point_pos(m, d, 1, fb_v3_make(i == 0, i == 1, i == 2)), o);
+    }
+    *ne = 0;
+    for (int k = 0; k < n; k++) {
+        const fb_v3 p = fb_point_pos(m, d, con[k].body_a, con[k].p_a);
+        const fb_v3 up = con[k].n;
+        const fb_v3 t[4] = {{0, 0, mu}, {0, 0, -mu}, {mu, 0, 0}, {-mu, 0, 0}};
+        for (int e = 0; e < 4; e++) {
+            const fb_v3 f = fb_v3_add(up, t[e]);
+            const fb_v3 mom = fb_v3_cross(fb_v3_sub(p, o), f);
+            double* g = G + 6 * (*ne)++;
+            for (int i = 0; i < 3; i++) {
+                g[i] = fb_v3_dot(R[i], mom);
+                g[3 + i] = fb_v3_dot(R[i], f);
+            }
+        }
+    }
+    double obj0 = 0.0;
+    for (int i = 0; i < 6; i++) {
+        obj0 += sw[i] * w[i] * w[i];
+    }
+    if (*ne == 0) {
+        return obj0;
+    }
+    /* the step: 1 / L, L >= the largest eigenvalue of G^T S G (its trace) */
+    double L = 0.0;
+    for (int e = 0; e < *ne; e++) {
+        for (int i = 0; i < 6; i++) {
+            L += sw[i] * G[6 * e + i] * G[6 * e + i];
+        }
+    }
+    double *l = calloc(3 * (size_t)*ne, sizeof(double)), *y = l + *ne, *prev = y + *ne;
+    ck_assert_ptr_nonnull(l);
+    double tk = 1.0, best = obj0;
+    for (int it = 0; it < 20000; it++) {
+        double r[6];
+        for (int i = 0; i < 6; i++) {
+            r[i] = w[i];
+        }
+        for (int e = 0; e < *ne; e++) {
+            for (int i = 0; i < 6; i++) {
+                r[i] -= G[6 * e + i] * y[e];
+            }
+        }
+        memcpy(prev, l, (size_t)*ne * sizeof(double));
+        for (int e = 0; e < *ne; e++) {
+            double grad = 0.0;
+            for (int i = 0; i < 6; i++) {
+                grad -= G[6 * e + i] * sw[i] * r[i];
+            }
+            l[e] = fmax(0.0, y[e] - grad / L);
+        }
+        const double tn = 0.5 * (1.0 + sqrt(1.0 + 4.0 * tk * tk));
+        for (int e = 0; e < *ne; e++) {
+            y[e] = l[e] + (tk - 1.0) / tn * (l[e] - prev[e]);
+        }
+        tk = tn;
+        double rl[6], obj = 0.0;
+        for (int i = 0; i < 6; i++) {
+            rl[i] = w[i];
+        }
+        for (int e = 0; e < *ne; e++) {
+            for (int i = 0; i < 6; i++) {
+                rl[i] -= G[6 * e + i] * l[e];
+            }
+        }
+        for (int i = 0; i < 6; i++) {
+            obj += sw[i] * rl[i] * rl[i];
+        }
+        best = fmin(best, obj);
+    }
+    free(l);
+    return best;
+}
+
+/* fb_ref_ground_residual (what the ground cannot give a reference: issue 18's least help) at 20
+ * frames of 131_01's grounded reference against the fit done here: its residual r's objective
+ * |S^1/2 r|^2 is the minimum (no larger than the projected gradient's, and within 1e-4 of it),
+ * and r meets the minimum's conditions with the edges built here: G^T S r <= 0 (no edge's force
+ * would lower it) and (w - r)^T S r = 0; frames with no contact give r = w, bit for bit, as does
+ * the whole reference lifted 1 m; bad options are refused. */
+START_TEST(the_ground_residual_is_the_least_help) {
+    cmu_setup s;
+    cmu_setup_make(&s);
+    const fb_model* m = s.ch->model;
+    fb_ref* r = s.ground;
+    const double mu = 1.0, margin = 0.01, sw[6] = {3, 3, 3, 1, 1, 1};
+    double* res = malloc((size_t)r->nframe * 6 * sizeof(double));
+    int* np = malloc((size_t)r->nframe * sizeof(int));
+    double* G = malloc(6 * 256 * sizeof(double));
+    fb_data* d = ck_data(m);
+    ck_assert(res && np && G);
+    fb_error err;
+    ck_assert_msg(fb_ref_ground_residual(m, r, mu, margin, 3.0, res, np, &err) == FB_OK, "%s",
+                  err.msg);
+    int touching = 0;
+    double worst_gap = 0.0, worst_kkt = 0.0, sum_res = 0.0, sum_w = 0.0;
+    for (int i = 0; i < 20; i++) {
+        const int f = (int)((long)i * (r->nframe - 1) / 19);
+        const double* w = r->tau + (size_t)f * (size_t)m->nv;
+        const double* rf = res + 6 * (size_t)f;
+        int ne = 0;
+        const double here =
+            residual_here(m, d, r->q + (size_t)f * (size_t)m->nq, w, mu, margin, sw, G, &ne);
+        ck_assert_int_eq(ne, 4 * np[f]);
+        double obj = 0.0, comp = 0.0, scale = 0.0;
+        for (int k = 0; k < 6; k++) {
+            obj += sw[k] * rf[k] * rf[k];
+            comp += (w[k] - rf[k]) * sw[k] * rf[k];
+            scale += sw[k] * w[k] * w[k];
+        }
+        if (ne == 0) {
+            ck_assert_msg(memcmp(w, rf, 6 * sizeof(double)) == 0, "frame %d: no contact, r != w",
+                          f);
+            continue;
+        }
+        touching++;
+        sum_res += sqrt(rf[3] * rf[3] + rf[4] * rf[4] + rf[5] * rf[5]);
+        sum_w += sqrt(w[3] * w[3] + w[4] * w[4] + w[5] * w[5]);
+        worst_gap = fmax(worst_gap, (obj - here) / scale);
+        ck_assert_msg(here - obj <= 1e-4 * scale,
+                      "frame %d: the fit here reached %g, the library "
+                      "%g",
+                      f, here, obj);
+        worst_kkt = fmax(worst_kkt, fabs(comp) / scale);
+        for (int e = 0; e < ne; e++) {
+            double g = 0.0, gn = 0.0;
+            for (int k = 0; k < 6; k++) {
+                g += G[6 * e + k] * sw[k] * rf[k];
+                gn += G[6 * e + k] * G[6 * e + k];
+            }
+            worst_kkt = fmax(worst_kkt, g / (sqrt(gn) * sqrt(scale)));
+        }
+    }
+    printf("ground residual at 20 frames of 131_01's grounded reference, %d touching: objective "
+           "above the fit here by %.1e (of |w|^2) at most; optimality conditions to %.1e; "
+           "residual force %.1f N against %.1f N needed (means)\n",
+           touching, worst_gap, worst_kkt, sum_res / touching, sum_w / touching);
+    ck_assert_int_ge(touching, 15);
+    ck_assert_double_le(worst_gap, 1e-6);
+    ck_assert_double_le(worst_kkt, 1e-6);
+    ck_assert_double_lt(sum_res, 0.5 * sum_w);
+    /* lifted 1 m: nothing touches, everything is left */
+    for (int f = 0; f < r->nframe; f++) {
+        r->q[(size_t)f * (size_t)m->nq + (size_t)m->q_adr[1] + 1] += 1.0;
+    }
+    ck_assert(fb_ref_ground_residual(m, r, mu, margin, 3.0, res, np, &err) == FB_OK);
+    for (int f = 0; f < r->nframe; f++) {
+        ck_assert_int_eq(np[f], 0);
+        ck_assert(memcmp(res + 6 * (size_t)f, r->tau + (size_t)f * (size_t)m->nv,
+                         6 * sizeof(double)) == 0);
+    }
+    ck_assert_int_eq(fb_ref_ground_residual(m, r, -1.0, margin, 3.0, res, np, &err), FB_EINVAL);
+    ck_assert_msg(strstr(err.msg, "friction"), "%s", err.msg);
+    fb_data_destroy(d);
+    free(G);
+    free(np);
+    free(res);
+    cmu_setup_free(&s);
+}
+END_TEST
+
 /* The centre of mass target: the clip's where it is 2 cm or more inside the support polygon,
  * else moved across gravity to inside it (on the polygon, and at most 2 cm further than its
  * nearest point). com.h of 1 s makes the planner's filter of the offset take it at once. With
@@ -890,6 +1072,7 @@ int main(void) {
     tcase_add_test(tc, support_polygon_is_the_convex_hull);
     tcase_add_test(tc, plan_meets_its_conditions_on_the_humanoid);
     tcase_add_test(tc, plan_meets_its_conditions_on_the_cmu_character);
+    tcase_add_test(tc, the_ground_residual_is_the_least_help);
     tcase_add_test(tc, the_centre_of_mass_target_is_moved_over_the_support);
     tcase_add_test(tc, plan_out_of_reach_is_the_nearest_and_finite);
     tcase_add_test(tc, a_push_through_the_centre_of_mass_does_not_turn_a_free_body);

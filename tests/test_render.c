@@ -348,6 +348,11 @@ static void ck_report_contents(const char* html, const sim_case* c, int nchart) 
     ck_assert(!strstr(html, "<td>kinematic root&#39;s hold: peak force</td>") == !held);
     ck_assert(!strstr(html, "<td>kinematic root&#39;s hold: mean force (") == !held);
     ck_assert(!strstr(html, "<td>none (free root)</td>") == (assisted || held));
+    /* the least help following the reference exactly would need (sim_ground_residual): a free
+     * or an assisted root's, drawn with an assisted root's help */
+    ck_assert(!strstr(html, "<td>help following the reference exactly would need: mean force (") ==
+              held);
+    ck_assert(!strstr(html, "ground residual") == !assisted);
     /* the balance chart with a free root, the fall stated and marked on every chart when the
      * character fell */
     const bool free_root = c->g.root.mode == FB_ROOT_FREE;

@@ -406,6 +406,15 @@ static void print_summary(const fb_sim* s, const fb_model* m, const fb_gains* g,
                 sm.assist.force_impulse, sm.assist.torque_impulse, sm.assist.peak_force,
                 100.0 * sm.assist.peak_force / sm.weight, sm.assist.peak_torque);
     }
+    sim_residual res;
+    if (sim_ground_residual(s, m, g->root.mode, sm.weight, &res, NULL)) {
+        fprintf(log,
+                "%s: following its reference exactly would need %.0f N mean (%.1f%% of the "
+                "body's weight) and %.0f N m of help at the root: what the ground's contacts "
+                "(within %.0f cm) cannot give its motion\n",
+                tag, res.mean_force, 100.0 * res.mean_force / sm.weight, res.mean_torque,
+                100.0 * SIM_RESIDUAL_MARGIN);
+    }
     char fall[160];
     sim_fall_text(&sm, g->root.mode, fall, sizeof fall);
     if (fall[0]) {

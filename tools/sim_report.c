@@ -36,6 +36,45 @@ const char* sim_fall_words(double t, char* buf, size_t cap) {
 
 /* ---- summary -------------------------------------------------------------------------------- */
 
+/* The balance planner's weight of a torque's error against a force's (1/m^2,
+ * src/control/balance.c BAL_TORQUE_WEIGHT): the residual is fitted as the planner fits. */
+#define RESIDUAL_TORQUE_WEIGHT 3.0
+
+bool sim_ground_residual(const fb_sim* s, const fb_model* m, fb_root_mode root, double weight,
+                         sim_residual* out, double* pct) {
+    const fb_ref* r = fb_sim_control_ref(s);
+    if (root == FB_ROOT_KINEMATIC || !r || r->nframe < 1) {
+        return false;
+    }
+    double* res = malloc((size_t)r->nframe * 6 * sizeof *res);
+    int* np = malloc((size_t)r->nframe * sizeof *np);
+    fb_error err;
+    const double mu = fb_world_options(fb_sim_world((fb_sim*)s))->ground_mu;
+    bool ok = res && np &&
+              fb_ref_ground_residual(m, r, mu, SIM_RESIDUAL_MARGIN, RESIDUAL_TORQUE_WEIGHT, res, np,
+                                     &err) == FB_OK;
+    if (ok) {
+        *out = (sim_residual){.frames = r->nframe};
+        for (int f = 0; f < r->nframe; f++) {
+            const double* w = res + 6 * (size_t)f;
+            out->mean_force += sqrt(w[3] * w[3] + w[4] * w[4] + w[5] * w[5]) / r->nframe;
+            out->mean_torque += sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]) / r->nframe;
+            out->no_contact += np[f] == 0;
+        }
+        int n = 0;
+        const fb_sim_frame* fr = fb_sim_frames(s, &n);
+        for (int k = 0; pct && k < n; k++) {
+            long i = lround(fr[k].time / r->dt);
+            i = i < 0 ? 0 : (i >= r->nframe ? r->nframe - 1 : i);
+            const double* w = res + 6 * (size_t)i;
+            pct[k] = 100.0 * sqrt(w[3] * w[3] + w[4] * w[4] + w[5] * w[5]) / weight;
+        }
+    }
+    free(np);
+    free(res);
+    return ok;
+}
+
 void sim_summarize(const fb_sim* s, const fb_model* m, sim_summary* out) {
     memset(out, 0, sizeof *out);
     int n = 0;
@@ -418,6 +457,24 @@ fb_status sim_report_json(const fb_sim* s, const sim_report_info* info, const ch
     cJSON_AddNumberToObject(as, "body_weight_N", sm.weight);
     cJSON_AddItemToObject(as, "mean_force_weight_percent",
                           number(100.0 * sm.assist_mean_force / sm.weight));
+    /* the least help following the reference exactly would need (sim_ground_residual) */
+    double* pct = malloc((size_t)(n > 0 ? n : 1) * sizeof *pct);
+    sim_residual res;
+    if (pct && sim_ground_residual(s, m, mode, sm.weight, &res, pct)) {
+        cJSON* ro = cJSON_AddObjectToObject(sum, "reference_ground_residual");
+        cJSON_AddNumberToObject(ro, "mean_force_N", res.mean_force);
+        cJSON_AddNumberToObject(ro, "mean_force_weight_percent",
+                                100.0 * res.mean_force / sm.weight);
+        cJSON_AddNumberToObject(ro, "mean_torque_Nm", res.mean_torque);
+        cJSON_AddNumberToObject(ro, "frames", res.frames);
+        cJSON_AddNumberToObject(ro, "frames_without_contact", res.no_contact);
+        cJSON_AddNumberToObject(ro, "contact_margin_m", SIM_RESIDUAL_MARGIN);
+        cJSON* a = cJSON_AddArrayToObject(ro, "force_weight_percent");
+        for (int f = 0; f < n; f++) {
+            cJSON_AddItemToArray(a, number(pct[f]));
+        }
+    }
+    free(pct);
 
     /* the fall: when and why, or null (it stayed up, or a kinematic root, which cannot fall) */
     if (sm.fall.cause == FB_FALL_NONE) {

@@ -46,6 +46,27 @@ typedef struct sim_summary {
 
 void sim_summarize(const fb_sim* s, const fb_model* m, sim_summary* out);
 
+/* m: ground contacts this close count in the reference's ground residual (a foot within a
+ * centimetre of the floor touches it with a small change of pose) */
+#define SIM_RESIDUAL_MARGIN 0.01
+
+/* What the ground cannot give the reference a free or an assisted root is driven toward
+ * (fb_ref_ground_residual of fb_sim_control_ref, contacts within SIM_RESIDUAL_MARGIN, the
+ * world's friction, the balance planner's torque weight): the least help that following it
+ * exactly would need. */
+typedef struct sim_residual {
+    double mean_force;  /* N: the residual force's magnitude, mean over the reference's frames */
+    double mean_torque; /* N m: the same for its torque about the root */
+    int frames;         /* the reference's frames */
+    int no_contact;     /* of them, those with no ground contact within the margin */
+} sim_residual;
+
+/* Computes *out and, when pct is not NULL, the residual force at every recorded frame (the
+ * reference's frame nearest its time) as a percentage of `weight` (N). False, and nothing
+ * written, for a kinematic root or when it cannot be computed. */
+bool sim_ground_residual(const fb_sim* s, const fb_model* m, fb_root_mode root, double weight,
+                         sim_residual* out, double* pct);
+
 /* The fall in words: "fell at 1.23 s: root too low (0.41 m, the clip's 0.95 m)" or "fell at
  * 1.23 s: root tilted (64 deg from the clip's)"; "stayed up" when it did not fall and the
  * root could (assisted, free); "" for a kinematic root, which cannot fall. */

@@ -25,6 +25,7 @@ enum {
     SER_ASSIST_F,                     /* N */
     SER_ASSIST_T,                     /* N m */
     SER_ASSIST_PCT,                   /* % of the body's weight */
+    SER_RESIDUAL_PCT,                 /* % of the body's weight: sim_ground_residual */
     SER_MARGIN,                       /* cm, NaN where the balance planner did not run */
     SER_COM_TARGET,                   /* cm, likewise */
     SER_TORQUE,                       /* SIM_REPORT_TOP_DOFS of them, N m */
@@ -47,6 +48,8 @@ typedef struct page {
     char fall_label[48];                  /* "fell: root too low" */
     char fall_text[160];                  /* sim_fall_text */
     plot_mark tol_mark;                   /* the recovery tolerance, cm */
+    bool has_residual;                    /* sim_ground_residual (a free or an assisted root) */
+    sim_residual residual;
     char tol_label[48];
 } page;
 
@@ -198,7 +201,7 @@ static void summary_table(html_doc* h, const page* p) {
     html_cell_text(h, "MPJPE, mean over the frames");
     html_cell_num(h, 100.0 * sm->mpjpe_mean, 2);
     html_cell_text(h, "cm");
-    char text[96];
+    char text[128];
     snprintf(text, sizeof text, "MPJPE, largest (at %.2f s)", sm->mpjpe_max_time);
     html_cell_text(h, text);
     html_cell_num(h, 100.0 * sm->mpjpe_max, 2);
@@ -239,6 +242,18 @@ static void summary_table(html_doc* h, const page* p) {
             html_cell_num(h, values[k], k < 2 ? 2 : 1);
             html_cell_text(h, units[k]);
         }
+    }
+    if (p->has_residual) {
+        snprintf(text, sizeof text,
+                 "help following the reference exactly would need: mean force (%.1f%% of the "
+                 "body's weight)",
+                 100.0 * p->residual.mean_force / sm->weight);
+        html_cell_text(h, text);
+        html_cell_num(h, p->residual.mean_force, 1);
+        html_cell_text(h, "N");
+        html_cell_text(h, "the same: mean torque");
+        html_cell_num(h, p->residual.mean_torque, 1);
+        html_cell_text(h, "N m");
     }
     html_table_end(h);
 }
@@ -473,7 +488,20 @@ static void force_section(html_doc* h, const page* p) {
                                  : "Helping force as a share of the body's weight";
         c = time_chart(p, share, "% of the weight", CHART_H_SMALL);
         add(p, &c, held ? "holding force" : "helping force", SER_ASSIST_PCT);
+        if (p->has_residual) {
+            add(p, &c, "ground residual", SER_RESIDUAL_PCT);
+        }
         html_chart(h, &c);
+        if (p->has_residual) {
+            html_paragraphf(
+                h,
+                "Ground residual: what the ground cannot give the reference, the root wrench the "
+                "reference's motion needs (inverse dynamics) less the nearest its "
+                "ground contacts within %.0f cm can give inside their friction "
+                "cones, at the reference's frame nearest each recorded one: the "
+                "least help following it exactly would need (docs/CONTROL.md §10).",
+                100.0 * SIM_RESIDUAL_MARGIN);
+        }
     }
 
     html_heading(h, 2, "Torque limits");
@@ -533,6 +561,8 @@ fb_status sim_report_html(const fb_sim* s, const sim_report_info* info, const ch
         goto oom;
     }
     fill_series(p);
+    p->has_residual = sim_ground_residual(s, p->m, info->gains->root.mode, p->sm.weight,
+                                          &p->residual, ser(p, SER_RESIDUAL_PCT));
     p->nhit = fb_sim_nball(s);
     for (int k = 0; k < p->nhit; k++) {
         const fb_hit_result* r = &fb_sim_hits(s)[k];

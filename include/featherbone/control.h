@@ -178,6 +178,20 @@ FB_API fb_ground_opts fb_default_ground_opts(void);
 FB_API fb_ref* fb_ref_grounded(const fb_model* m, const fb_ref* ref, const fb_ground_opts* opts,
                                fb_error* err);
 
+/* What the ground cannot give: at every frame of r (a reference of m, whose body 1 is a
+ * floating root), the root wrench its motion needs (r->tau's six root entries, [n; f] in root
+ * coordinates, gravity included) less the nearest that contact forces at the pose's ground
+ * contacts within `margin` (m) can give inside friction pyramids of coefficient mu (the
+ * balance planner's fit: non-negative least squares, a torque's error weighted torque_weight,
+ * 1/m^2, against a force's). What is left is what a helper at the root would have to add for
+ * the body to follow r exactly with these contacts: the least help an assisted root needs at
+ * zero tracking error (issue 18). Writes res (nframe x 6, [n; f] root coordinates) and, when
+ * not NULL, npoint (nframe) the contact points used (at most 64 a frame). FB_EINVAL for a
+ * reference of another model or a root that is not floating. */
+FB_API fb_status fb_ref_ground_residual(const fb_model* m, const fb_ref* r, double mu,
+                                        double margin, double torque_weight, double* res,
+                                        int* npoint, fb_error* err);
+
 /* Duration (s) from the first to the last frame. */
 FB_API double fb_ref_duration(const fb_ref* r);
 

@@ -263,6 +263,9 @@ FB_API fb_tracker* fb_sim_tracker(fb_sim* s);
 FB_API void fb_sim_root_support(const fb_sim* s, fb_v3* force, fb_v3* torque,
                                 fb_assist_totals* tot);
 FB_API const fb_ref* fb_sim_ref(const fb_sim* s);
+/* The reference the tracker drives toward: opts.control when given, else for a free or an
+ * assisted root the clip's fit stood on the ground (fb_ref_grounded), else the clip's fit. */
+FB_API const fb_ref* fb_sim_control_ref(const fb_sim* s);
 
 /* The recorded frames so far (*n of them) and the character's q (nq per frame) and the
  * balls' positions (3 per ball, world, m) at them. Consecutive frames' balls lie

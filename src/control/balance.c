@@ -60,7 +60,7 @@
 #define BAL_IK_DAMP 1e-4
 
 /* Friction-pyramid edges per support point. */
-#define BAL_EDGES 4
+#define BAL_EDGES FB_BALANCE_EDGES
 
 struct fb_balance {
     fb_allocator alloc;
@@ -171,6 +171,30 @@ static void tangents(fb_v3 n, fb_v3* t1, fb_v3* t2) {
     const fb_v3 c = fb_v3_cross(n, a);
     *t1 = fb_v3_scale(c, 1.0 / fb_v3_norm(c));
     *t2 = fb_v3_cross(n, *t1);
+}
+
+int fb_balance_edges(const fb_model* m, const fb_data* d, const fb_v3* point, const fb_v3* normal,
+                     int npoint, double mu, fb_v3* dir_out, double* G) {
+    fb_mv Sw[6]; /* the root's motion columns in world coordinates */
+    for (int k = 0; k < 6; k++) {
+        Sw[k] = fb_xf_inv_mv(d->X_0[1], m->S[k]);
+    }
+    for (int p = 0; p < npoint; p++) {
+        fb_v3 t1, t2;
+        tangents(normal[p], &t1, &t2);
+        const fb_v3 dir[BAL_EDGES] = {
+            fb_v3_add(normal[p], fb_v3_scale(t1, mu)), fb_v3_sub(normal[p], fb_v3_scale(t1, mu)),
+            fb_v3_add(normal[p], fb_v3_scale(t2, mu)), fb_v3_sub(normal[p], fb_v3_scale(t2, mu))};
+        for (int e = 0; e < BAL_EDGES; e++) {
+            dir_out[BAL_EDGES * p + e] = dir[e];
+            const fb_v3 moment = fb_v3_cross(point[p], dir[e]);
+            double* g = G + 6 * (BAL_EDGES * p + e);
+            for (int k = 0; k < 6; k++) {
+                g[k] = fb_v3_dot(Sw[k].w, moment) + fb_v3_dot(Sw[k].v, dir[e]);
+            }
+        }
+    }
+    return BAL_EDGES * npoint;
 }
 
 /* s: the time constant with which the centre of mass target's offset from the clip's follows
@@ -544,26 +568,8 @@ void fb_balance_run(fb_balance* b, const fb_model* m, const fb_data* dw, const f
     }
 
     /* 3. the contacts' wrench on the root: G lambda over the pyramid edges */
-    fb_mv Sw[6]; /* the root's motion columns in world coordinates */
-    for (int k = 0; k < 6; k++) {
-        Sw[k] = fb_xf_inv_mv(d->X_0[1], m->S[k]);
-    }
-    const int ne = BAL_EDGES * out->info.npoint;
-    for (int p = 0; p < out->info.npoint; p++) {
-        fb_v3 t1, t2;
-        tangents(normal[p], &t1, &t2);
-        const fb_v3 dir[BAL_EDGES] = {
-            fb_v3_add(normal[p], fb_v3_scale(t1, mu)), fb_v3_sub(normal[p], fb_v3_scale(t1, mu)),
-            fb_v3_add(normal[p], fb_v3_scale(t2, mu)), fb_v3_sub(normal[p], fb_v3_scale(t2, mu))};
-        for (int e = 0; e < BAL_EDGES; e++) {
-            b->pdir[BAL_EDGES * p + e] = dir[e];
-            const fb_v3 moment = fb_v3_cross(out->info.point[p], dir[e]);
-            double* g = b->G + 6 * (BAL_EDGES * p + e);
-            for (int k = 0; k < 6; k++) {
-                g[k] = fb_v3_dot(Sw[k].w, moment) + fb_v3_dot(Sw[k].v, dir[e]);
-            }
-        }
-    }
+    const int ne =
+        fb_balance_edges(m, d, out->info.point, normal, out->info.npoint, mu, b->pdir, b->G);
     const double sw[6] = {BAL_TORQUE_WEIGHT, BAL_TORQUE_WEIGHT, BAL_TORQUE_WEIGHT, 1.0, 1.0, 1.0};
     if (ne > 0) {
         if (fb_nnls6(b->G, ne, sw, Wwant, BAL_FORCE_REG, b->lam, b->passive) < 0) {

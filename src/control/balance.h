@@ -57,6 +57,14 @@ typedef struct fb_balance_com {
  * an edge are left out. What fb_balance_info.support holds. */
 int fb_balance_hull(const fb_v3* p, int n, fb_v3 gravity, fb_v3* out);
 
+/* Edges of a friction pyramid at each support point (FB_BALANCE_EDGES, the normal n
+ * tilted by mu along two tangents), into dir_out (FB_BALANCE_EDGES x npoint), and G (6 per
+ * edge, column-major): the generalised force a unit force along each edge at its point (world)
+ * puts on the root (body 1) of the state d (positions current). Returns the edge count. */
+#define FB_BALANCE_EDGES 4
+int fb_balance_edges(const fb_model* m, const fb_data* d, const fb_v3* point, const fb_v3* normal,
+                     int npoint, double mu, fb_v3* dir_out, double* G);
+
 /* Forgets the state kept between substeps (the centre of mass target's offset). */
 void fb_balance_reset(fb_balance* b);
 

@@ -860,6 +860,10 @@ const fb_ref* fb_sim_ref(const fb_sim* s) {
     return s->ref;
 }
 
+const fb_ref* fb_sim_control_ref(const fb_sim* s) {
+    return s->control ? s->control : s->ref;
+}
+
 const fb_sim_frame* fb_sim_frames(const fb_sim* s, int* n) {
     *n = s->nrec;
     return s->frames;

@@ -996,9 +996,11 @@ START_TEST(gains_file_round_trip_and_errors) {
     const int fd = mkstemp(path);
     ck_assert_int_ge(fd, 0);
     close(fd);
+    g.root.anchor = FB_ANCHOR_FEET; /* not the default: read back, not defaulted */
     ck_assert_int_eq(fb_gains_save(&g, path, &err), FB_OK);
     ck_assert_msg(fb_gains_load(path, &back, &err) == FB_OK, "%s", err.msg);
     ck_assert_int_eq(back.nrule, g.nrule);
+    ck_assert_int_eq(back.root.anchor, FB_ANCHOR_FEET);
     /* every number back as the same double: a run with the file is the run with the gains it
      * was written from, bit for bit (cJSON's own printing gave some back an ulp off) */
     ck_assert(back.rate == g.rate && back.root.settle_time == g.root.settle_time &&
@@ -1048,14 +1050,26 @@ START_TEST(gains_file_round_trip_and_errors) {
     snprintf(buf, sizeof buf, "%s\"defaults\": {\"ks\": 1, \"kd\": 1, \"kp\": 1, \"kv\": 1, "
              "\"settle_time\": 0.1, \"damping_ratio\": 1, \"torque_limit\": 0}, \"joints\": {}}",
              head);
-    /* the valid file loads */
+    /* the valid file loads; without root.anchor (files before it) the path's */
     {
         char p2[] = "/tmp/fb_gains_test_XXXXXX";
         const int f2 = mkstemp(p2);
         close(f2);
         ck_write_text(p2, buf);
+        g.root.anchor = FB_ANCHOR_FEET;
         ck_assert_msg(fb_gains_load(p2, &g, &err) == FB_OK, "%s", err.msg);
+        ck_assert_int_eq(g.root.anchor, FB_ANCHOR_PATH);
         remove(p2);
+    }
+    {
+        char bad[2048];
+        snprintf(bad, sizeof bad, "%s", buf);
+        char* at = strstr(bad, "\"max_torque\": 200}");
+        ck_assert_ptr_nonnull(at);
+        snprintf(at, sizeof bad - (size_t)(at - bad),
+                 "\"max_torque\": 200, \"anchor\": \"hips\"}%s",
+                 strstr(buf, "\"max_torque\": 200}") + strlen("\"max_torque\": 200}"));
+        expect_gains_error(bad, "root.anchor: expected one of");
     }
     snprintf(buf, sizeof buf, "%s\"defaults\": {\"ks\": 1, \"kd\": 1, \"kp\": -1, \"kv\": 1, "
              "\"settle_time\": 0.1, \"damping_ratio\": 1, \"torque_limit\": 0}, \"joints\": {}}",

@@ -696,6 +696,93 @@ START_TEST(an_assisted_roots_help_is_what_moves_its_momentum) {
 }
 END_TEST
 
+/* One assisted run of the whole walk with the given anchor, measured from its recorded
+ * frames: the mean distance across the ground between the root's offset from the control
+ * reference's root and the planted feet's mean offset from the reference's feet (the frames
+ * where the contact plan has a foot down), the root-relative MPJPE's mean, the help's mean
+ * force. */
+typedef struct anchor_run {
+    double root_vs_feet, feet_off, pose, help;
+} anchor_run;
+
+static anchor_run assisted_anchored(fb_root_anchor anchor) {
+    walk w = load_walk(FB_CTRL_ACCEL, FB_ROOT_ASSISTED);
+    w.g.root.anchor = anchor;
+    const fb_model* m = w.ch->model;
+    fb_error err;
+    fb_sim_opts o = fb_default_sim_opts();
+    fb_sim* s = fb_sim_create(w.clip, w.ch, &w.g, NULL, 0, &o, &err);
+    ck_assert_msg(s != NULL, "%s", err.msg);
+    ck_assert_int_eq(fb_sim_run(s, NULL, NULL, &err), FB_OK);
+    const fb_ref* r = fb_sim_control_ref(s);
+    fb_data* a = fb_data_create(m, NULL, &err);
+    fb_data* b = fb_data_create(m, NULL, &err);
+    int n = 0, planted = 0;
+    const fb_sim_frame* fr = fb_sim_frames(s, &n);
+    anchor_run out = {0};
+    for (int f = 0; f < n; f++) {
+        out.pose += fr[f].metrics.mpjpe_root / n;
+        long i = lround(fr[f].time / r->dt);
+        i = i >= r->nframe ? r->nframe - 1 : i;
+        memcpy(a->q, fb_sim_frame_q(s, f), (size_t)m->nq * sizeof(double));
+        memcpy(b->q, r->q + (size_t)i * (size_t)m->nq, (size_t)m->nq * sizeof(double));
+        fb_kinematics_pos(m, a);
+        fb_kinematics_pos(m, b);
+        const fb_v3 z = {0, 0, 0};
+        double feet[3] = {0, 0, 0};
+        int k = 0;
+        for (int c = 0; c < r->ncontact; c++) {
+            if (r->contact[c].foot < 0 &&
+                r->stance_at[(size_t)i * (size_t)r->ncontact + (size_t)c] >= 0) {
+                const int body = r->contact[c].body;
+                const fb_v3 pa = fb_point_pos(m, a, body, z), pb = fb_point_pos(m, b, body, z);
+                feet[0] += pa.x - pb.x;
+                feet[2] += pa.z - pb.z;
+                k++;
+            }
+        }
+        if (k == 0) {
+            continue;
+        }
+        const fb_v3 ra = fb_point_pos(m, a, 1, z), rb = fb_point_pos(m, b, 1, z);
+        /* across the ground: y is up */
+        out.root_vs_feet += hypot(ra.x - rb.x - feet[0] / k, ra.z - rb.z - feet[2] / k);
+        out.feet_off += hypot(feet[0] / k, feet[2] / k);
+        planted++;
+    }
+    ck_assert_int_gt(planted, n / 2);
+    out.root_vs_feet /= planted;
+    out.feet_off /= planted;
+    fb_assist_totals tot;
+    fb_sim_root_support(s, NULL, NULL, &tot);
+    out.help = tot.force_impulse / fr[n - 1].time;
+    fb_data_destroy(a);
+    fb_data_destroy(b);
+    fb_sim_destroy(s);
+    free_walk(&w);
+    return out;
+}
+
+/* An assisted root anchored at its feet (root.anchor "feet") is pulled to where the clip's root
+ * stands over the planted feet, not to the clip's path: its offset from the reference's root
+ * follows the planted feet's offset from the reference's feet (measured from the recorded poses
+ * here), where the path's anchor keeps it on the path whatever the feet do; the pose alone stays
+ * as close to the clip, and the help is less. */
+START_TEST(an_assisted_root_anchored_at_its_feet_follows_them) {
+    const anchor_run path = assisted_anchored(FB_ANCHOR_PATH);
+    const anchor_run feet = assisted_anchored(FB_ANCHOR_FEET);
+    printf("assisted root, the whole walk: anchored to the path: the root %.2f cm from where "
+           "the planted feet put it (the feet %.2f cm off the clip's), pose %.2f cm, help %.1f "
+           "N; anchored at the feet: %.2f cm (%.2f cm), pose %.2f cm, help %.1f N\n",
+           100.0 * path.root_vs_feet, 100.0 * path.feet_off, 100.0 * path.pose, path.help,
+           100.0 * feet.root_vs_feet, 100.0 * feet.feet_off, 100.0 * feet.pose, feet.help);
+    ck_assert_double_lt(feet.root_vs_feet, 0.5 * path.root_vs_feet);
+    ck_assert_double_lt(feet.pose, 0.01);
+    ck_assert_double_lt(path.pose, 0.01);
+    ck_assert_double_lt(feet.help, 0.8 * path.help);
+}
+END_TEST
+
 /* A kinematic root's hold (fb_sim_root_support: from the world's joint impulse) is what changes
  * the character's momentum beyond gravity and the ground, over every step (halved ones too:
  * the joint impulse covers each substep): linear, p_after - p_before - m g h - J_ground against
@@ -994,6 +1081,7 @@ static Suite* sim_suite(void) {
     tcase_add_test(tr, head_torso_and_leg_hits_react_and_recover);
     tcase_add_test(tr, a_hit_too_strong_ends_as_a_fall_not_an_explosion);
     tcase_add_test(tr, an_assisted_roots_help_is_what_moves_its_momentum);
+    tcase_add_test(tr, an_assisted_root_anchored_at_its_feet_follows_them);
     tcase_add_test(tr, a_kinematic_roots_hold_is_what_moves_its_momentum);
     tcase_add_test(tr, a_free_root_that_falls_is_recorded_fallen_from_then_on);
     tcase_add_test(tr, same_inputs_give_identical_results);

@@ -21,6 +21,7 @@
 static const char* const CONTROLLER_NAMES[] = {"pd", "accel"};  /* fb_controller order */
 static const char* const PD_FORM_NAMES[] = {"cline", "plain"};  /* fb_pd_form order */
 static const char* const ROOT_MODE_NAMES[] = {"kinematic", "assisted", "free"}; /* fb_root_mode */
+static const char* const ROOT_ANCHOR_NAMES[] = {"path", "feet"};                /* fb_root_anchor */
 
 #define JOINT(field) offsetof(fb_joint_gains, field)
 #define GAINS(field) offsetof(fb_gains, field)
@@ -49,12 +50,14 @@ static const gedit_field ROOT_FIELDS[] = {
      GAINS(root.mode), 0, ROOT_MODE_NAMES, 3, 0.0, 2.0, false, GEDIT_FOR_ALL, 0.0},
     {"settle_time", "s", "how the assisted root's wrench brings it back to the clip",
      GAINS(root.settle_time), 0, NULL, 0, 0.0, BIG, true, GEDIT_FOR_ALL, 0.005},
-    {"damping_ratio", "", "zeta of the assisted root's return", GAINS(root.damping_ratio), 0,
-     NULL, 0, 0.0, BIG, true, GEDIT_FOR_ALL, 0.005},
-    {"max_force", "N", "assisted: cap on the helping force", GAINS(root.max_force), 0, NULL, 0,
+    {"damping_ratio", "", "zeta of the assisted root's return", GAINS(root.damping_ratio), 0, NULL,
+     0, 0.0, BIG, true, GEDIT_FOR_ALL, 0.005},
+    {"max_force", "N", "assisted: cap on the helping force", GAINS(root.max_force), 0, NULL, 0, 0.0,
+     BIG, false, GEDIT_FOR_ALL, 0.005},
+    {"max_torque", "N m", "assisted: cap on the helping torque", GAINS(root.max_torque), 0, NULL, 0,
      0.0, BIG, false, GEDIT_FOR_ALL, 0.005},
-    {"max_torque", "N m", "assisted: cap on the helping torque", GAINS(root.max_torque), 0,
-     NULL, 0, 0.0, BIG, false, GEDIT_FOR_ALL, 0.005},
+    {"anchor", "", "assisted: path: pulled to the clip's path; feet: over where its feet landed",
+     GAINS(root.anchor), 0, ROOT_ANCHOR_NAMES, 2, 0.0, 1.0, false, GEDIT_FOR_ALL, 0.0},
 };
 
 static const gedit_field TAKE_FIELDS[] = {

@@ -230,8 +230,19 @@ typedef enum fb_root_mode {
     FB_ROOT_FREE = 2       /* only contacts hold the character up */
 } fb_root_mode;
 
+/* Where an assisted root's help pulls its root. */
+typedef enum fb_root_anchor {
+    FB_ANCHOR_PATH = 0, /* to the clip's root (the default): the body follows the clip's path,
+                           the help dragging it there wherever the feet landed */
+    FB_ANCHOR_FEET = 1  /* to the clip's root moved by where the planted feet are against the
+                           clip's (across the ground, followed in ANCHOR_TIME): the help holds
+                           the body up and in its pose over its own feet and leaves the path
+                           to them (docs/CONTROL.md §2) */
+} fb_root_anchor;
+
 FB_API const char* fb_controller_name(fb_controller c);
 FB_API const char* fb_root_mode_name(fb_root_mode r);
+FB_API const char* fb_root_anchor_name(fb_root_anchor a);
 FB_API const char* fb_pd_form_name(fb_pd_form f);
 
 /* How one joint follows the clip. Errors of ball joints are rotation vectors (log of the
@@ -275,6 +286,8 @@ typedef struct fb_root_gains {
     double damping_ratio;
     double max_force;     /* assisted: cap on the helping force (N) */
     double max_torque;    /* assisted: cap on the helping torque (N m) */
+    fb_root_anchor anchor; /* assisted: where the help pulls (default FB_ANCHOR_PATH; a gains
+                              file may leave it out) */
 } fb_root_gains;
 
 typedef struct fb_gains {

@@ -111,6 +111,10 @@ const char* fb_root_mode_name(fb_root_mode r) {
     return r == FB_ROOT_KINEMATIC ? "kinematic" : (r == FB_ROOT_ASSISTED ? "assisted" : "free");
 }
 
+const char* fb_root_anchor_name(fb_root_anchor a) {
+    return a == FB_ANCHOR_FEET ? "feet" : "path";
+}
+
 const char* fb_pd_form_name(fb_pd_form f) {
     return f == FB_PD_CLINE ? "cline" : "plain";
 }
@@ -121,8 +125,12 @@ fb_gains fb_default_gains(void) {
     g.rate = 240.0;
     g.controller = FB_CTRL_ACCEL;
     g.pd_form = FB_PD_CLINE;
-    g.root = (fb_root_gains){.mode = FB_ROOT_KINEMATIC, .settle_time = 0.3,
-                             .damping_ratio = 1.0, .max_force = 400.0, .max_torque = 200.0};
+    g.root = (fb_root_gains){.mode = FB_ROOT_KINEMATIC,
+                             .settle_time = 0.3,
+                             .damping_ratio = 1.0,
+                             .max_force = 400.0,
+                             .max_torque = 200.0,
+                             .anchor = FB_ANCHOR_PATH};
     g.defaults = (fb_joint_gains){.ks = 5.0, .kd = 0.5, .kp = 50.0, .kv = 5.0,
                                   .settle_time = 0.1, .damping_ratio = 1.0,
                                   .torque_limit = 0.0};
@@ -541,13 +549,18 @@ static fb_status parse_enum(const char* path, const char* field, const cJSON* it
     return fb_fail(err, FB_EINVAL, "%s: %s: expected one of %s", path, field, list);
 }
 
-static const char* const ROOT_KEYS[] = {"mode", "settle_time", "damping_ratio", "max_force",
-                                        "max_torque"};
+/* The root's keys; the first ROOT_REQUIRED must be present (anchor came later: files without it
+ * keep the path) */
+static const char* const ROOT_KEYS[] = {"mode",      "settle_time", "damping_ratio",
+                                        "max_force", "max_torque",  "anchor"};
+#define ROOT_NKEY 6
+#define ROOT_REQUIRED 5
 static const char* const TOP_KEYS[] = {"format", "version", "rate", "controller", "pd_form",
                                        "root", "defaults", "joints"};
 static const char* const CONTROLLERS[] = {"pd", "accel"};
 static const char* const PD_FORMS[] = {"cline", "plain"};
 static const char* const ROOT_MODES[] = {"kinematic", "assisted", "free"};
+static const char* const ROOT_ANCHORS[] = {"path", "feet"};
 
 static fb_status parse_root(const char* path, const cJSON* obj, fb_root_gains* r, fb_error* err) {
     if (!cJSON_IsObject(obj)) {
@@ -556,7 +569,7 @@ static fb_status parse_root(const char* path, const cJSON* obj, fb_root_gains* r
     unsigned seen = 0;
     for (const cJSON* it = obj->child; it; it = it->next) {
         int k = 0;
-        while (k < 5 && strcmp(it->string, ROOT_KEYS[k]) != 0) {
+        while (k < ROOT_NKEY && strcmp(it->string, ROOT_KEYS[k]) != 0) {
             k++;
         }
         fb_status s;
@@ -581,15 +594,21 @@ static fb_status parse_root(const char* path, const cJSON* obj, fb_root_gains* r
         case 4:
             s = number(path, field, it, 0.0, false, &r->max_torque, err);
             break;
+        case 5: {
+            int anchor = 0;
+            s = parse_enum(path, field, it, ROOT_ANCHORS, 2, &anchor, err);
+            r->anchor = (fb_root_anchor)anchor;
+            break;
+        }
         default:
-            s = unknown_key(path, "root.", it->string, ROOT_KEYS, 5, err);
+            s = unknown_key(path, "root.", it->string, ROOT_KEYS, ROOT_NKEY, err);
         }
         if (s != FB_OK) {
             return s;
         }
         seen |= 1u << k;
     }
-    for (int k = 0; k < 5; k++) {
+    for (int k = 0; k < ROOT_REQUIRED; k++) {
         if (!(seen & (1u << k))) {
             return fb_fail(err, FB_EINVAL, "%s: root.%s: missing", path, ROOT_KEYS[k]);
         }
@@ -733,6 +752,7 @@ fb_status fb_gains_save(const fb_gains* g, const char* path, fb_error* err) {
     fb_json_add_exact(r, "damping_ratio", g->root.damping_ratio);
     fb_json_add_exact(r, "max_force", g->root.max_force);
     fb_json_add_exact(r, "max_torque", g->root.max_torque);
+    cJSON_AddStringToObject(r, "anchor", fb_root_anchor_name(g->root.anchor));
     cJSON_AddItemToObject(root, "defaults", joint_json(&g->defaults, FB_GAIN_ALL));
     cJSON* j = cJSON_AddObjectToObject(root, "joints");
     for (int k = 0; k < g->nrule; k++) {

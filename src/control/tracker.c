@@ -40,6 +40,13 @@
 /* s: the settle time of the centre of mass's PD toward the clip's (balance) */
 #define BAL_COM_SETTLE 0.5
 
+/* s: an assisted root anchored at its feet (FB_ANCHOR_FEET) moves its target with the planted
+ * feet's offset from the clip's, followed at this time constant. Measured 2026-11-27 (stop 34,
+ * docs/CONTROL.md §2) on 131_01 and 131_03 with gains init's assisted gains: 0.005, 0.01 and
+ * 0.02 s all give 28.5-30.7 % and 25.0-25.6 % of the weight in help against 44.3 and 35.9 %
+ * anchored to the path, the pose alone within 0.83-0.85 and 0.74-0.75 cm either way. */
+#define ANCHOR_TIME 0.02
+
 /* Row identities for warm starting: a tag, the articulation, the dof. */
 #define TRACK_ROW_TAG 0x54524bull
 
@@ -72,6 +79,9 @@ struct fb_tracker {
     fb_assist_totals tot;
     fb_assist_totals tot0; /* ... as they were when the substep at forces_t began */
     double forces_t;       /* world time of the last substep's forces (NAN: none yet) */
+    /* an assisted root anchored at its feet: how far (world, across the ground) its target
+     * is moved from the clip's root; and as it was when the substep at forces_t began */
+    fb_v3 anchor, anchor0;
     /* the fall: found by check_fall, then the fallen body is damped toward rest */
     fb_fall fall;
     fb_plane ground;
@@ -340,6 +350,45 @@ static void joint_torques(fb_tracker* tr, double h) {
     }
 }
 
+/* An assisted root anchored at its feet (FB_ANCHOR_FEET): the feet the control reference's
+ * contact plan has planted at this time, their mean offset (origins, world) from where the
+ * reference puts them, across the ground, followed at ANCHOR_TIME while any is planted and
+ * kept while none is; the root's target (qd) is moved by it. */
+static void anchor_at_feet(fb_tracker* tr, double h) {
+    if (tr->g.root.mode != FB_ROOT_ASSISTED || tr->g.root.anchor != FB_ANCHOR_FEET ||
+        !tr->floating_root) {
+        return;
+    }
+    const fb_model* m = tr->m;
+    const fb_ref* r = tr->ctl;
+    const int nc = r->ncontact;
+    long i = lround(tr->t / r->dt);
+    i = i < 0 ? 0 : (i >= r->nframe ? r->nframe - 1 : i);
+    memcpy(tr->dref->q, tr->qd, (size_t)m->nq * sizeof(double));
+    fb_kinematics_pos(m, tr->dref);
+    fb_v3 off = fb_v3_zero();
+    int n = 0;
+    for (int c = 0; c < nc; c++) {
+        if (r->contact[c].foot >= 0 || r->stance_at[(size_t)i * (size_t)nc + (size_t)c] < 0) {
+            continue; /* a toe, or a foot in the air */
+        }
+        const int b = r->contact[c].body;
+        off = fb_v3_add(off, fb_v3_sub(fb_point_pos(m, tr->d, b, fb_v3_zero()),
+                                       fb_point_pos(m, tr->dref, b, fb_v3_zero())));
+        n++;
+    }
+    if (n > 0) {
+        off = fb_v3_scale(off, 1.0 / n);
+        off = fb_v3_sub(off, fb_v3_scale(tr->ground.n, fb_v3_dot(off, tr->ground.n)));
+        tr->anchor = fb_v3_add(tr->anchor,
+                               fb_v3_scale(fb_v3_sub(off, tr->anchor), fmin(1.0, h / ANCHOR_TIME)));
+    }
+    const int qa = m->q_adr[1];
+    tr->qd[qa] += tr->anchor.x;
+    tr->qd[qa + 1] += tr->anchor.y;
+    tr->qd[qa + 2] += tr->anchor.z;
+}
+
 /* The root's wrench: feedforward when kinematic (its rows do the rest), a capped PD wrench
  * when assisted, nothing when free. */
 static void root_wrench(fb_tracker* tr) {
@@ -546,12 +595,15 @@ static fb_status hook(void* user, fb_world* w, fb_hook_phase phase, double t, do
          * start: the help counted for the undone one goes */
         if (t == tr->forces_t) {
             tr->tot = tr->tot0;
+            tr->anchor = tr->anchor0;
         } else {
             tr->tot0 = tr->tot;
+            tr->anchor0 = tr->anchor;
             tr->forces_t = t;
         }
         tr->t = t - tr->t0;
         fb_ref_at(tr->m, tr->ctl, tr->t, tr->qd, tr->vd, tr->ad, tr->psi, tr->tmp);
+        anchor_at_feet(tr, h);
         for (int j = 0; j < tr->m->nv; j++) {
             /* the world's passive damping is implicit over the substep, -b (qd + h qdd): the
              * feedforward pays its h b qdd share too (inverse dynamics gave b qd) */
@@ -626,6 +678,7 @@ void fb_tracker_reset(fb_tracker* tr) {
     memset(&tr->tot, 0, sizeof tr->tot);
     tr->tot0 = tr->tot;
     tr->forces_t = NAN;
+    tr->anchor = tr->anchor0 = fb_v3_zero();
     tr->fall = (fb_fall){.cause = FB_FALL_NONE};
     no_assist(tr);
     fb_balance_reset(tr->bal);

@@ -132,13 +132,12 @@ fb_csys* fb_csys_create(int nart, const fb_model* const* m, fb_data* const* d, i
     }
     cs->cap = max_rows;
     const size_t size = layout(cs, NULL, max_rows, cs->nv_total);
-    char* block = fb_alloc(&a, size);
+    char* block = fb_alloc_zero(&a, size);
     if (!block) {
         fb_free(&a, cs);
         fb_fail(err, FB_ENOMEM, "fb_csys_create: out of memory for %d rows", max_rows);
         return NULL;
     }
-    memset(block, 0, size);
     layout(cs, block, max_rows, cs->nv_total);
     cs->block = block;
     for (int k = 0; k < nart; k++) {

@@ -215,14 +215,13 @@ fb_world* fb_world_create(int nart, const fb_model* const* m, const fb_world_opt
         post_rows += limit_rows_max(m[k]);
     }
     const size_t size = layout(w, NULL, max_rows);
-    w->block = fb_alloc(&a, size);
+    w->block = fb_alloc_zero(&a, size);
     bool ok = w->block != NULL;
     for (int k = 0; ok && k < nart; k++) {
         w->d[k] = fb_data_create(m[k], &a, err);
         ok = w->d[k] != NULL;
     }
     if (ok) {
-        memset(w->block, 0, size);
         layout(w, w->block, max_rows);
         w->cs = fb_csys_create(nart, m, w->d, max_rows, &a, err);
         w->post = w->cs ? fb_csys_create(nart, m, w->d, post_rows, &a, err) : NULL;

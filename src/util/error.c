@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 fb_status fb_fail(fb_error* err, fb_status code, const char* fmt, ...) {
     if (err) {
@@ -60,6 +61,20 @@ fb_allocator fb_default_allocator(void) {
 
 void* fb_alloc(const fb_allocator* a, size_t size) {
     return a ? a->alloc(a->ctx, size) : malloc(size);
+}
+
+void* fb_alloc_zero(const fb_allocator* a, size_t size) {
+    if (!a || a->alloc == malloc_alloc) {
+        /* calloc: a large block comes as the system's zero pages, touched only where used
+         * (a world's constraint scratch is sized for 256 contacts; a walk uses a few dozen
+         * rows of it) */
+        return calloc(1, size);
+    }
+    void* p = a->alloc(a->ctx, size);
+    if (p) {
+        memset(p, 0, size);
+    }
+    return p;
 }
 
 void fb_free(const fb_allocator* a, void* p) {

@@ -15,4 +15,7 @@ fb_status fb_ok(fb_error* err);
 void* fb_alloc(const fb_allocator* a, size_t size);
 void fb_free(const fb_allocator* a, void* p);
 
+/* fb_alloc, the bytes zeroed (calloc with the default allocator). */
+void* fb_alloc_zero(const fb_allocator* a, size_t size);
+
 #endif /* FB_UTIL_ERROR_H */

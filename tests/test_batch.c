@@ -229,7 +229,8 @@ START_TEST(bad_lines_fail_alone) {
                "{\"clip\": \"c.bvh\", \"out\": \"y.bvh\", \"sample\": \"many\"}\n"       /* 15 */
                "{\"clip\": \"c.bvh\", \"out\": \"y.bvh\", \"sample_hit_scale\": 0.03}\n" /* 16 */
                "{\"clip\": \"c.bvh\", \"out\": \"y.bvh\", \"sample\": 4, "
-               "\"sample_hit_scale\": 11}\n"); /* 17 */
+               "\"sample_hit_scale\": 11}\n"                                         /* 17 */
+               "{\"clip\": \"c.bvh\", \"out\": \"y.bvh\", \"anchor\": \"hips\"}\n"); /* 18 */
     char args[1024];
     snprintf(args, sizeof args, "batch '%s/m.jsonl' --jobs 3", dir);
     ck_assert_int_eq(run(args), 1);
@@ -253,7 +254,8 @@ START_TEST(bad_lines_fail_alone) {
         "m.jsonl:15: \"sample\": expected an integer from 0 to 100000",
         "m.jsonl:16: \"sample_hit_scale\": --sample-hit-scale weighs the search of --sample N",
         "m.jsonl:17: \"sample_hit_scale\": expected a length in m, 0 to 10",
-        "17 jobs, 3 at once: 0 done, 0 skipped, 17 failed"};
+        "m.jsonl:18: \"anchor\": expected \"path\" or \"feet\"",
+        "18 jobs, 3 at once: 0 done, 0 skipped, 18 failed"};
     for (size_t k = 0; k < sizeof expect / sizeof *expect; k++) {
         ck_assert_msg(strstr(out, expect[k]), "expected '%s' in:\n%s", expect[k], out);
     }

@@ -360,6 +360,42 @@ START_TEST(a_gains_file_runs_as_its_gains) {
     snprintf(a, sizeof a, "%s/a.bvh", dir);
     snprintf(b, sizeof b, "%s/b.bvh", dir);
     ck_same_file(a, b);
+    /* --anchor feet is the gains' root.anchor "feet": an assisted run with the flag and one
+     * with a gains file saying it write the same clip; the path's differs */
+    fb_gains g;
+    fb_error err;
+    snprintf(a, sizeof a, "%s/g.json", dir);
+    ck_assert_msg(fb_gains_load(a, &g, &err) == FB_OK, "%s", err.msg);
+    g.root.anchor = FB_ANCHOR_FEET;
+    snprintf(a, sizeof a, "%s/feet.json", dir);
+    ck_assert_int_eq(fb_gains_save(&g, a, &err), FB_OK);
+    /* gains file, --anchor, output */
+    const char* runs[3][3] = {{"feet", "", "c"}, {"g", "feet", "d"}, {"g", "path", "e"}};
+    for (int k = 0; k < 3; k++) {
+        snprintf(cmd, sizeof cmd,
+                 "simulate '%s' --root assisted --frames 0:480 --gains '%s/%s.json' %s%s -o "
+                 "'%s/%s.bvh' --quiet",
+                 clip, dir, runs[k][0], runs[k][1][0] ? "--anchor " : "", runs[k][1], dir,
+                 runs[k][2]);
+        ck_assert_msg(run(cmd, buf, sizeof buf) == 0, "%s", buf);
+    }
+    snprintf(a, sizeof a, "%s/c.bvh", dir);
+    snprintf(b, sizeof b, "%s/d.bvh", dir);
+    ck_same_file(a, b);
+    snprintf(b, sizeof b, "%s/e.bvh", dir);
+    FILE* fa = fopen(a, "rb");
+    FILE* fe = fopen(b, "rb");
+    ck_assert(fa && fe);
+    bool differ = false;
+    for (int ca = fgetc(fa), ce = fgetc(fe); !differ && (ca != EOF || ce != EOF);
+         ca = fgetc(fa), ce = fgetc(fe)) {
+        differ = ca != ce;
+    }
+    fclose(fa);
+    fclose(fe);
+    ck_assert_msg(differ, "the feet's anchor wrote the path's clip");
+    ck_assert_int_eq(run("simulate x.bvh -o y.bvh --anchor hips", buf, sizeof buf), 2);
+    ck_assert_ptr_nonnull(strstr(buf, "--anchor: expected path or feet"));
     ck_remove_dir(dir);
 }
 END_TEST

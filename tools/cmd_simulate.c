@@ -12,6 +12,7 @@ static const char USAGE[] =
     "usage: featherbone simulate CLIP -o OUT.bvh [--hit SPEC]... [--hits FILE.json]\n"
     "                            [--random-hits N --seed S] [--gains G.json]\n"
     "                            [--controller pd|accel] [--root kinematic|assisted|free]\n"
+    "                            [--anchor path|feet]\n"
     "                            [--rate HZ] [--frames A:B] [--report R.html|R.json]...\n"
     "                            [--format gltf] [--self-collision] [--keep-placement]\n"
     "                            [--sample N [--threads T] [--sample-save F.json]\n"
@@ -44,6 +45,10 @@ static const char USAGE[] =
     "  --seed S              seed of --random-hits and --sample (default 1)\n"
     "  --gains G.json        gains file (default: what `featherbone gains init` writes)\n"
     "  --controller, --root  override the gains file's controller and root mode\n"
+    "  --anchor path|feet    assisted root: where its help pulls (the gains' root.anchor):\n"
+    "                        path, the clip's root (default); feet, where the clip's root\n"
+    "                        stands over the planted feet (a third less help on the CMU\n"
+    "                        walks, the root further from the path; docs/CONTROL.md §2)\n"
     "  --rate HZ             simulation rate (default: the gains file's; gains init: 240)\n"
     "  --frames A:B          simulate clip frames A..B-1 only (B = 0: to the end)\n"
     "  --report FILE         R.html: a self-contained page of plots and tables; R.json: the\n"
@@ -113,9 +118,9 @@ static int take(sim_job* j, int argc, char** argv, int* i) {
         return 1;
     }
     const char* with_value[] = {
-        "--hit",         "--hits",        "--random-hits",     "--seed",    "--gains",
-        "--frames",      "--report",      "--sample",          "--threads", "--format",
-        "--sample-save", "--sample-load", "--sample-hit-scale"};
+        "--hit",         "--hits",        "--random-hits",      "--seed",    "--gains",
+        "--frames",      "--report",      "--sample",           "--threads", "--format",
+        "--sample-save", "--sample-load", "--sample-hit-scale", "--anchor"};
     const int nwith = (int)(sizeof with_value / sizeof with_value[0]);
     int k = 0;
     while (k < nwith && strcmp(opt, with_value[k]) != 0) {
@@ -204,6 +209,14 @@ static int take(sim_job* j, int argc, char** argv, int* i) {
         j->sample_hit_scale = v;
         return 1;
     }
+    case 13:
+        if (strcmp(val, "path") != 0 && strcmp(val, "feet") != 0) {
+            fprintf(stderr, "featherbone simulate: --anchor: expected path or feet, found '%s'\n",
+                    val);
+            return -1;
+        }
+        j->anchor = strcmp(val, "feet") == 0 ? FB_ANCHOR_FEET : FB_ANCHOR_PATH;
+        return 1;
     default:
         if (strcmp(val, "gltf") != 0 && strcmp(val, "bvh") != 0) {
             fprintf(stderr, "featherbone simulate: --format: expected gltf (BVH is always "

@@ -52,6 +52,7 @@ typedef enum key_id {
     K_SAMPLE_SAVE,
     K_SAMPLE_LOAD,
     K_SAMPLE_HIT_SCALE,
+    K_ANCHOR,
     NKEY
 } key_id;
 
@@ -83,7 +84,8 @@ static const char* const KEYS[NKEY] = {"clip",
                                        "sample",
                                        "sample_save",
                                        "sample_load",
-                                       "sample_hit_scale"};
+                                       "sample_hit_scale",
+                                       "anchor"};
 
 /* What a bad line says: "\"key\": message" into msg. Returns false, for `return fail(...)`. */
 static bool fail(char* msg, size_t cap, const char* key, const char* fmt, ...)
@@ -339,6 +341,7 @@ static bool hits_file_value(const cJSON* e, const char* dir, manifest_job* j, ch
 
 static const char* const CONTROLLERS[] = {"pd", "accel"};
 static const char* const ROOTS[] = {"kinematic", "assisted", "free"};
+static const char* const ANCHORS[] = {"path", "feet"}; /* fb_root_anchor */
 static const char* const FORMATS[] = {"bvh", "gltf"};
 static const char* const UPS[] = {"y", "z"};
 static const char* const POS_MODES[] = {"absolute", "relative"};
@@ -425,6 +428,9 @@ static bool scalar_value(key_id k, const cJSON* e, sim_job* job, char* msg, size
         return ok;
     case K_ROOT:
         ok = choice_value(e, key, ROOTS, 3, &job->root, msg, cap);
+        return ok;
+    case K_ANCHOR:
+        ok = choice_value(e, key, ANCHORS, 2, &job->anchor, msg, cap);
         return ok;
     case K_FORMAT:
         ok = choice_value(e, key, FORMATS, 2, &c, msg, cap);

@@ -18,6 +18,7 @@ void sim_job_init(sim_job* j) {
     clip_args_init(&j->clip);
     j->controller = -1;
     j->root = -1;
+    j->anchor = -1;
 }
 
 bool sim_job_parse_frames(const char* val, sim_job* j) {
@@ -290,6 +291,9 @@ static int job_gains(const sim_job* j, const fb_clip* clip, const fb_character* 
     }
     if (j->controller >= 0) {
         g->controller = (fb_controller)j->controller;
+    }
+    if (j->anchor >= 0) {
+        g->root.anchor = (fb_root_anchor)j->anchor;
     }
     if (j->root >= 0) {
         g->root.mode = (fb_root_mode)j->root;

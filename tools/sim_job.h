@@ -22,6 +22,7 @@ typedef struct sim_job {
     bool gltf;              /* --format gltf: also OUT.gltf */
     int controller;         /* --controller, -1 = as the gains say */
     int root;               /* --root, -1 = as the gains say */
+    int anchor;             /* --anchor path|feet (fb_root_anchor), -1 = as the gains say */
     double rate;            /* --rate HZ, 0 = as the gains say (gains init: 240) */
     int first, last;        /* --frames A:B, 0:0 = the whole clip */
     int nhit;               /* hits from --hit and --hits */

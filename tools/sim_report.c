@@ -402,6 +402,7 @@ fb_status sim_report_json(const fb_sim* s, const sim_report_info* info, const ch
     cJSON_AddStringToObject(root, "gains", info->gains_path ? info->gains_path : "(gains init)");
     cJSON_AddStringToObject(root, "controller", fb_controller_name(info->gains->controller));
     cJSON_AddStringToObject(root, "root", fb_root_mode_name(info->gains->root.mode));
+    cJSON_AddStringToObject(root, "anchor", fb_root_anchor_name(info->gains->root.anchor));
     if (info->sample) {
         /* the search for the reference (simulate --sample); a fall time null: none */
         const fb_sample_result* r = info->sample;

@@ -134,12 +134,15 @@ static void hold_cell_text(double t, double window, char* buf, size_t cap) {
 static void run_section(html_doc* h, const page* p) {
     const fb_gains* g = p->info->gains;
     const double frame_dt = p->n > 1 ? p->fr[1].time - p->fr[0].time : 0.0;
+    const bool assisted = g->root.mode == FB_ROOT_ASSISTED;
     html_paragraphf(h,
-                    "Clip: %s; gains: %s; controller: %s; root: %s; simulated at %.0f Hz, "
+                    "Clip: %s; gains: %s; controller: %s; root: %s%s%s; simulated at %.0f Hz, "
                     "recorded at %.0f Hz: %d frames, %.3f s.",
                     p->info->clip_path,
                     p->info->gains_path ? p->info->gains_path : "gains init defaults",
-                    fb_controller_name(g->controller), fb_root_mode_name(g->root.mode), g->rate,
+                    fb_controller_name(g->controller), fb_root_mode_name(g->root.mode),
+                    assisted ? ", its help anchored to the " : "",
+                    assisted ? fb_root_anchor_name(g->root.anchor) : "", g->rate,
                     frame_dt > 0.0 ? 1.0 / frame_dt : 0.0, p->n, p->sm.duration);
     const fb_v3 pl = fb_sim_placement(p->s), off = fb_sim_export_offset(p->s);
     const double pl_cm = 100.0 * sqrt(pl.x * pl.x + pl.y * pl.y + pl.z * pl.z);

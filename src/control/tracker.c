@@ -13,11 +13,12 @@
  *          stays within the torque limit, solved by the world with the contacts in one LCP.
  * The root: kinematic = six unbounded rows that make it follow the clip; assisted = a PD
  * wrench (the whole body's inertia times the wanted acceleration) capped in force and
- * torque; free = nothing. */
+ * torque; free = nothing (the assisted root's help and a free root's balance planner are in
+ * tracker_root.c). */
 #include <math.h>
 #include <string.h>
 
-#include "control/balance.h"
+#include "control/tracker_impl.h"
 #include "control/tracker_internal.h"
 #include "featherbone/control.h"
 #include "featherbone/dynamics.h"
@@ -40,72 +41,9 @@
 /* s: the settle time of the centre of mass's PD toward the clip's (balance) */
 #define BAL_COM_SETTLE 0.5
 
-/* s: an assisted root anchored at its feet (FB_ANCHOR_FEET) moves its target with the planted
- * feet's offset from the clip's, followed at this time constant. Measured 2026-11-27 (stop 34,
- * docs/CONTROL.md §2) on 131_01 and 131_03 with gains init's assisted gains: 0.005, 0.01 and
- * 0.02 s all give 28.5-30.7 % and 25.0-25.6 % of the weight in help against 44.3 and 35.9 %
- * anchored to the path, the pose alone within 0.83-0.85 and 0.74-0.75 cm either way. */
-#define ANCHOR_TIME 0.02
-
 /* Row identities for warm starting: a tag, the articulation, the dof. */
 #define TRACK_ROW_TAG 0x54524bull
 
-struct fb_tracker {
-    fb_world* w;
-    int art;
-    const fb_model* m;
-    fb_data* d; /* the world's data of the character */
-    const fb_ref* ref; /* what the metrics compare with: the clip */
-    const fb_ref* ctl; /* what the joints are driven toward: ref, or one made from it for a
-                          free or assisted root (fb_tracker_set_control) */
-    fb_gains g;
-    fb_joint_gains* jg; /* (nbody) resolved */
-    double* kp_acc;     /* (nbody) accel controller gains from settle time and damping ratio */
-    double* kd_acc;
-    double root_kp, root_kd; /* the kinematic root's rows, or the assisted root's wrench */
-    double root_M[36]; /* the whole body's inertia seen by the root (root coordinates) */
-    bool floating_root;
-    double t0; /* world time of the clip's start */
-    double t;  /* clip time of the last substep */
-    /* per substep (nv unless said) */
-    double *qd, *vd, *ad, *psi, *tmp, *e, *ed, *tau, *applied;
-    /* stable PD: per-dof gains, the bias C, the predicted qdd; A (nv x nv) = M + h D + h^2 K;
-     * dspd computes M and C at the current state */
-    double *K, *D, *bias, *qdd, *A;
-    fb_data* dspd;
-    int row_start, nrow;
-    double assist_f, assist_n; /* N, N m: the assisted root's helping force and torque */
-    fb_v3 assist_fw, assist_nw; /* the same as vectors, world axes (fb_tracker_assist) */
-    fb_assist_totals tot;
-    fb_assist_totals tot0; /* ... as they were when the substep at forces_t began */
-    double forces_t;       /* world time of the last substep's forces (NAN: none yet) */
-    /* an assisted root anchored at its feet: how far (world, across the ground) its target
-     * is moved from the clip's root; and as it was when the substep at forces_t began */
-    fb_v3 anchor, anchor0;
-    /* the fall: found by check_fall, then the fallen body is damped toward rest */
-    fb_fall fall;
-    fb_plane ground;
-    double* M_diag; /* (nv) M's diagonal at the clip's first frame: each dof's inertia */
-    /* balance (accel controller, free root): the rows' targets come from the
-     * planner, which produces the root's wanted motion through the contacts */
-    fb_balance* bal;
-    double* want;    /* (nv) the tracking's accelerations, root included */
-    double* btarget; /* (nv) the planner's */
-    double* btau;    /* (nv) the planner's torques of the stance dofs (NAN: the dof keeps its
-                        row) */
-    bool balanced;   /* this substep's rows use btarget */
-    fb_balance_plan plan;
-    double* com_ref;  /* (3 nframe) the clip's centre of mass at every frame of the reference */
-    double com_kp, com_kd;
-    /* metrics */
-    fb_data* dref;
-    bool* measured; /* (nbody) bodies whose origins are clip joints */
-    fb_allocator alloc;
-};
-
-static double clampd(double x, double lim) {
-    return lim > 0.0 ? fmax(-lim, fmin(lim, x)) : x;
-}
 
 /* Error e = q_d (-) q and its rate e' = v_d (seen in the current frame) - v, per dof; and a_d
  * seen in the current frame into ad (in place). */
@@ -285,12 +223,6 @@ static bool stable_pd(fb_tracker* tr, double h) {
     return true;
 }
 
-/* No help at the root this substep. */
-static void no_assist(fb_tracker* tr) {
-    tr->assist_f = tr->assist_n = 0.0;
-    tr->assist_fw = tr->assist_nw = fb_v3_zero();
-}
-
 /* The fallen body's torques (pd; accel asks it of its rows, add_rows): every joint damped
  * toward rest, tau = -D qd with D = I / FB_FALL_DAMP_TIME for the dof's inertia I, implicit
  * over the substep (stable PD with no stiffness, no feedforward and the clip's velocity zero)
@@ -300,7 +232,7 @@ static void fallen_torques(fb_tracker* tr, double h) {
     const int r0 = tr->floating_root ? 6 : 0;
     memset(tr->tau, 0, (size_t)m->nv * sizeof(double));
     memset(tr->psi, 0, (size_t)m->nv * sizeof(double));
-    no_assist(tr);
+    fb_tracker_no_assist(tr);
     if (tr->g.controller != FB_CTRL_PD) {
         return;
     }
@@ -346,188 +278,6 @@ static void joint_torques(fb_tracker* tr, double h) {
         for (int k = 0; k < m->jnv[b]; k++) {
             const int j = m->v_adr[b] + k;
             tr->tau[j] = clampd(tr->tau[j], tr->jg[b].torque_limit);
-        }
-    }
-}
-
-/* An assisted root anchored at its feet (FB_ANCHOR_FEET): the feet the control reference's
- * contact plan has planted at this time, their mean offset (origins, world) from where the
- * reference puts them, across the ground, followed at ANCHOR_TIME while any is planted and
- * kept while none is; the root's target (qd) is moved by it. */
-static void anchor_at_feet(fb_tracker* tr, double h) {
-    if (tr->g.root.mode != FB_ROOT_ASSISTED || tr->g.root.anchor != FB_ANCHOR_FEET ||
-        !tr->floating_root) {
-        return;
-    }
-    const fb_model* m = tr->m;
-    const fb_ref* r = tr->ctl;
-    const int nc = r->ncontact;
-    long i = lround(tr->t / r->dt);
-    i = i < 0 ? 0 : (i >= r->nframe ? r->nframe - 1 : i);
-    memcpy(tr->dref->q, tr->qd, (size_t)m->nq * sizeof(double));
-    fb_kinematics_pos(m, tr->dref);
-    fb_v3 off = fb_v3_zero();
-    int n = 0;
-    for (int c = 0; c < nc; c++) {
-        if (r->contact[c].foot >= 0 || r->stance_at[(size_t)i * (size_t)nc + (size_t)c] < 0) {
-            continue; /* a toe, or a foot in the air */
-        }
-        const int b = r->contact[c].body;
-        off = fb_v3_add(off, fb_v3_sub(fb_point_pos(m, tr->d, b, fb_v3_zero()),
-                                       fb_point_pos(m, tr->dref, b, fb_v3_zero())));
-        n++;
-    }
-    if (n > 0) {
-        off = fb_v3_scale(off, 1.0 / n);
-        off = fb_v3_sub(off, fb_v3_scale(tr->ground.n, fb_v3_dot(off, tr->ground.n)));
-        tr->anchor = fb_v3_add(tr->anchor,
-                               fb_v3_scale(fb_v3_sub(off, tr->anchor), fmin(1.0, h / ANCHOR_TIME)));
-    }
-    const int qa = m->q_adr[1];
-    tr->qd[qa] += tr->anchor.x;
-    tr->qd[qa + 1] += tr->anchor.y;
-    tr->qd[qa + 2] += tr->anchor.z;
-}
-
-/* The root's wrench: feedforward when kinematic (its rows do the rest), a capped PD wrench
- * when assisted, nothing when free. */
-static void root_wrench(fb_tracker* tr) {
-    no_assist(tr);
-    if (!tr->floating_root) {
-        return;
-    }
-    double* t = tr->tau; /* root dofs are 0..5 */
-    if (tr->g.root.mode == FB_ROOT_KINEMATIC) {
-        memcpy(t, tr->psi, 6 * sizeof(double));
-        return;
-    }
-    memset(t, 0, 6 * sizeof(double));
-    if (tr->g.root.mode == FB_ROOT_FREE) {
-        return;
-    }
-    double acc[6];
-    for (int k = 0; k < 6; k++) {
-        acc[k] = tr->root_kp * tr->e[k] + tr->root_kd * tr->ed[k];
-    }
-    for (int r = 0; r < 6; r++) {
-        double s = 0.0;
-        for (int c = 0; c < 6; c++) {
-            s += tr->root_M[r * 6 + c] * acc[c];
-        }
-        t[r] = s;
-    }
-    const double n = sqrt(t[0] * t[0] + t[1] * t[1] + t[2] * t[2]);
-    const double f = sqrt(t[3] * t[3] + t[4] * t[4] + t[5] * t[5]);
-    const double sn = n > tr->g.root.max_torque ? tr->g.root.max_torque / n : 1.0;
-    const double sf = f > tr->g.root.max_force ? tr->g.root.max_force / f : 1.0;
-    for (int k = 0; k < 3; k++) {
-        t[k] *= sn;
-        t[3 + k] *= sf;
-    }
-    tr->assist_n = n * sn;
-    tr->assist_f = f * sf;
-    /* in world axes: the root's [n; f] are in its body coordinates; its orientation is the
-     * joint's rotation after the tree transform, as at the start of the substep */
-    const fb_model* m = tr->m;
-    const fb_quat qr = fb_quat_load(tr->d->q + m->q_adr[1] + 3);
-    const fb_m3 E = m->X_tree[1].E;
-    tr->assist_nw = fb_m3_tr_mv(E, fb_quat_rotate(qr, fb_v3_make(t[0], t[1], t[2])));
-    tr->assist_fw = fb_m3_tr_mv(E, fb_quat_rotate(qr, fb_v3_make(t[3], t[4], t[5])));
-}
-
-/* The accelerations the tracking wants of every dof [Kokkevis eq. 22]: the clip's plus the
- * settle-time gains on the error; the root's with its own gains. */
-static void wanted(fb_tracker* tr) {
-    const fb_model* m = tr->m;
-    for (int b = 1; b < m->nbody; b++) {
-        const bool root = tr->floating_root && b == 1;
-        const double kp = root ? tr->root_kp : tr->kp_acc[b];
-        const double kd = root ? tr->root_kd : tr->kd_acc[b];
-        for (int k = 0; k < m->jnv[b]; k++) {
-            const int j = m->v_adr[b] + k;
-            tr->want[j] = tr->ad[j] + kp * tr->e[j] + kd * tr->ed[j];
-        }
-    }
-}
-
-/* The centre of mass of the control reference at every frame (tr->com_ref). */
-static void com_path(fb_tracker* tr) {
-    const fb_model* m = tr->m;
-    for (int f = 0; f < tr->ctl->nframe; f++) {
-        memcpy(tr->dref->q, tr->ctl->q + (size_t)f * (size_t)m->nq, (size_t)m->nq * sizeof(double));
-        fb_kinematics_pos(m, tr->dref);
-        const fb_v3 c = fb_com(m, tr->dref);
-        tr->com_ref[3 * f] = c.x;
-        tr->com_ref[3 * f + 1] = c.y;
-        tr->com_ref[3 * f + 2] = c.z;
-    }
-}
-
-/* What the tracker derives from its control reference: the centre of mass's path, and which
- * bodies carry the planned weight (the contact plan's toes touch but do not). */
-static void use_control(fb_tracker* tr) {
-    com_path(tr);
-    for (int b = 0; b < tr->m->nbody; b++) {
-        fb_balance_bear(tr->bal, b, true);
-    }
-    for (int c = 0; c < tr->ctl->ncontact; c++) {
-        if (tr->ctl->contact[c].foot >= 0) {
-            fb_balance_bear(tr->bal, tr->ctl->contact[c].body, false);
-        }
-    }
-}
-
-/* The clip's centre of mass at the current time: the nearest frame's, its velocity and
- * acceleration by central differences of the frames around it. */
-static fb_balance_com com_at(const fb_tracker* tr) {
-    const fb_ref* r = tr->ctl;
-    int i = (int)lround(tr->t / r->dt);
-    i = i < 1 ? 1 : (i > r->nframe - 2 ? r->nframe - 2 : i);
-    fb_balance_com c = {.kp = tr->com_kp, .kd = tr->com_kd};
-    if (r->nframe < 3) {
-        c.c = fb_v3_make(tr->com_ref[0], tr->com_ref[1], tr->com_ref[2]);
-        return c;
-    }
-    const double* p = tr->com_ref + 3 * (i - 1);
-    const double h = r->dt;
-    for (int k = 0; k < 3; k++) {
-        const double cm = p[k], c0 = p[3 + k], cp = p[6 + k];
-        const double v = (cp - cm) / (2.0 * h), a = (cp - 2.0 * c0 + cm) / (h * h);
-        if (k == 0) {
-            c.c.x = c0, c.v.x = v, c.a.x = a;
-        } else if (k == 1) {
-            c.c.y = c0, c.v.y = v, c.a.y = a;
-        } else {
-            c.c.z = c0, c.v.z = v, c.a.z = a;
-        }
-    }
-    return c;
-}
-
-/* Balance (accel controller, free root): the planner's targets for the rows, and the stance
- * joints' torques. An assisted root keeps its helping wrench (root_wrench): the planner is
- * for a body that stands on its own. */
-static void plan_balance(fb_tracker* tr, double t, double h) {
-    if (!tr->bal || tr->g.controller != FB_CTRL_ACCEL || !tr->floating_root ||
-        tr->g.root.mode != FB_ROOT_FREE) {
-        return;
-    }
-    wanted(tr);
-    int ncon = 0;
-    const fb_contact* con = fb_world_contacts_current(tr->w, &ncon);
-    fb_balance_com com = com_at(tr);
-    com.h = h;
-    com.t = t;
-    fb_balance_run(tr->bal, tr->m, tr->d, con, ncon, tr->art, fb_world_options(tr->w)->ground_mu,
-                   tr->want, &com, tr->btarget, tr->btau, &tr->plan);
-    tr->balanced = true;
-    /* the stance dofs are driven by the torques of the plan, within their limits: their rows
-     * would let the solver spread the contact forces its own way (the legs' internal forces
-     * are free in a closed loop) and hold the plan's small inconsistencies rigidly */
-    for (int j = 6; j < tr->m->nv; j++) {
-        if (!isnan(tr->btau[j])) {
-            const double lim = tr->jg[tr->m->dof_body[j]].torque_limit;
-            tr->tau[j] = clampd(tr->btau[j], lim);
         }
     }
 }
@@ -603,7 +353,7 @@ static fb_status hook(void* user, fb_world* w, fb_hook_phase phase, double t, do
         }
         tr->t = t - tr->t0;
         fb_ref_at(tr->m, tr->ctl, tr->t, tr->qd, tr->vd, tr->ad, tr->psi, tr->tmp);
-        anchor_at_feet(tr, h);
+        fb_tracker_anchor_at_feet(tr, h);
         for (int j = 0; j < tr->m->nv; j++) {
             /* the world's passive damping is implicit over the substep, -b (qd + h qdd): the
              * feedforward pays its h b qdd share too (inverse dynamics gave b qd) */
@@ -623,9 +373,9 @@ static fb_status hook(void* user, fb_world* w, fb_hook_phase phase, double t, do
             (void)fb_world_set_sleep(w, tr->art, true, NULL);
             fallen_torques(tr, h);
         } else {
-            root_wrench(tr);
+            fb_tracker_root_wrench(tr);
             joint_torques(tr, h);
-            plan_balance(tr, t, h);
+            fb_tracker_plan_balance(tr, t, h);
         }
         memcpy(tr->d->tau, tr->tau, (size_t)tr->m->nv * sizeof(double));
         tr->tot.force_impulse += tr->assist_f * h;
@@ -680,7 +430,7 @@ void fb_tracker_reset(fb_tracker* tr) {
     tr->forces_t = NAN;
     tr->anchor = tr->anchor0 = fb_v3_zero();
     tr->fall = (fb_fall){.cause = FB_FALL_NONE};
-    no_assist(tr);
+    fb_tracker_no_assist(tr);
     fb_balance_reset(tr->bal);
     (void)fb_world_set_sleep(tr->w, tr->art, false, NULL);
 }
@@ -782,7 +532,7 @@ fb_tracker* fb_tracker_create(fb_world* w, int art, const fb_ref* ref, const fb_
     for (size_t j = 0; j < nv; j++) {
         tr->M_diag[j] = tr->dref->M[j * nv + j];
     }
-    use_control(tr);
+    fb_tracker_use_control(tr);
     fb_gains_from_settle(BAL_COM_SETTLE, 1.0, &tr->com_kp, &tr->com_kd);
     memcpy(tr->dref->q, ref->q, (size_t)m->nq * sizeof(double));
     fb_crba(m, tr->dref);
@@ -811,13 +561,13 @@ fb_status fb_tracker_set_control(fb_tracker* tr, const fb_ref* ctl, fb_error* er
                        ctl->nframe, tr->ref->nframe);
     }
     tr->ctl = ctl;
-    use_control(tr);
+    fb_tracker_use_control(tr);
     fb_tracker_reset(tr);
     return fb_ok(err);
 }
 
 void fb_tracker_control_changed(fb_tracker* tr) {
-    use_control(tr);
+    fb_tracker_use_control(tr);
 }
 
 fb_status fb_tracker_copy(fb_tracker* dst, const fb_tracker* src, fb_error* err) {

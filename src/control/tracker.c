@@ -401,6 +401,7 @@ void fb_tracker_destroy(fb_tracker* tr) {
     }
     const fb_allocator a = tr->alloc;
     fb_data_destroy(tr->dref);
+    fb_data_destroy(tr->dnow);
     fb_data_destroy(tr->dspd);
     fb_free(&a, tr->A);
     fb_free(&a, tr->jg);
@@ -495,11 +496,12 @@ fb_tracker* fb_tracker_create(fb_world* w, int art, const fb_ref* ref, const fb_
     tr->com_ref = fb_alloc(&a, 3 * (size_t)(ref->nframe > 0 ? ref->nframe : 1) * sizeof(double));
     tr->bal = fb_balance_create(m, &a);
     tr->dref = fb_data_create(m, &a, err);
+    tr->dnow = fb_data_create(m, &a, err);
     const bool pd = g->controller == FB_CTRL_PD;
     tr->dspd = pd ? fb_data_create(m, &a, err) : NULL;
     tr->A = pd ? fb_alloc(&a, nv * nv * sizeof(double)) : NULL;
     if (!tr->jg || !tr->kp_acc || !tr->qd || !tr->measured || !tr->M_diag || !tr->want ||
-        !tr->bal || !tr->com_ref || !tr->dref ||
+        !tr->bal || !tr->com_ref || !tr->dref || !tr->dnow ||
         (pd && (!tr->dspd || !tr->A))) {
         fb_tracker_destroy(tr);
         fb_fail(err, FB_ENOMEM, "tracker: out of memory");
@@ -599,6 +601,7 @@ fb_status fb_tracker_copy(fb_tracker* dst, const fb_tracker* src, fb_error* err)
     dst->want = keep.want;
     dst->com_ref = keep.com_ref;
     dst->dref = keep.dref;
+    dst->dnow = keep.dnow;
     dst->measured = keep.measured;
     dst->alloc = keep.alloc;
     point_arrays(dst);

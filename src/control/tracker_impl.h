@@ -61,6 +61,9 @@ struct fb_tracker {
     double com_kp, com_kd;
     /* metrics */
     fb_data* dref;
+    fb_data* dnow; /* scratch: the character's current pose with its positions' stage (inside the
+                      hook the world's data is not at that stage): where the planted feet are,
+                      for an assisted root anchored at its feet */
     bool* measured; /* (nbody) bodies whose origins are clip joints */
     fb_allocator alloc;
 };

@@ -13,7 +13,7 @@
 /* s: an assisted root anchored at its feet (FB_ANCHOR_FEET) moves its target with the planted
  * feet's offset from the clip's, followed at this time constant. Measured 2026-11-27 (stop 34,
  * docs/CONTROL.md §2) on 131_01 and 131_03 with gains init's assisted gains: 0.005, 0.01 and
- * 0.02 s all give 28.5-30.7 % and 25.0-25.6 % of the weight in help against 44.3 and 35.9 %
+ * 0.02 s give 29.4-30.1 % and 25.0-25.6 % of the weight in help against 44.3 and 35.9 %
  * anchored to the path, the pose alone within 0.83-0.85 and 0.74-0.75 cm either way. */
 #define ANCHOR_TIME 0.02
 
@@ -38,6 +38,8 @@ void fb_tracker_anchor_at_feet(fb_tracker* tr, double h) {
     i = i < 0 ? 0 : (i >= r->nframe ? r->nframe - 1 : i);
     memcpy(tr->dref->q, tr->qd, (size_t)m->nq * sizeof(double));
     fb_kinematics_pos(m, tr->dref);
+    memcpy(tr->dnow->q, tr->d->q, (size_t)m->nq * sizeof(double));
+    fb_kinematics_pos(m, tr->dnow);
     fb_v3 off = fb_v3_zero();
     int n = 0;
     for (int c = 0; c < nc; c++) {
@@ -45,7 +47,7 @@ void fb_tracker_anchor_at_feet(fb_tracker* tr, double h) {
             continue; /* a toe, or a foot in the air */
         }
         const int b = r->contact[c].body;
-        off = fb_v3_add(off, fb_v3_sub(fb_point_pos(m, tr->d, b, fb_v3_zero()),
+        off = fb_v3_add(off, fb_v3_sub(fb_point_pos(m, tr->dnow, b, fb_v3_zero()),
                                        fb_point_pos(m, tr->dref, b, fb_v3_zero())));
         n++;
     }

@@ -157,6 +157,8 @@ typedef struct fb_csys {
     int* blk_state; /* (cap) 0 free, -1 held at lo, +1 held at hi */
     int* blk_free;  /* (cap) the free rows (indices into blk_idx) */
     int blk_ver, blk_fver; /* the held set's version, and the version blk_F was factored for */
+    int nrow_max;          /* the most rows it has held: K, blk_L and blk_F (n x n, n <= nrow) have
+                              never been written past nrow_max^2 (fb_csys_copy copies that much) */
     fb_k_method k_method;
     void* tree;      /* (nart) each articulation's dof tree (src/dynamics/crba.h) */
     double* M;       /* M of articulation k at M + m_off[k] (nv_k x nv_k) ... */

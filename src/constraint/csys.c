@@ -155,6 +155,35 @@ fb_csys* fb_csys_create(int nart, const fb_model* const* m, fb_data* const* d, i
     return cs;
 }
 
+/* dst's block made src's (size bytes; the same layout), but for the three cap x cap arrays
+ * (K, blk_L, blk_F: most of the block, sized for the world's every contact) only as far as
+ * either system ever wrote them (nrow_max^2 doubles): beyond that both hold the zeros they were
+ * allocated with, so the result is the whole copy's, without writing (and making resident)
+ * some 27 MB a saved simulation of the sampling search never uses. old: dst before the copy
+ * (its nrow_max); dst->nrow_max becomes the larger. */
+static void copy_block(fb_csys* dst, const fb_csys* src, const fb_csys* old, size_t size) {
+    const int n = src->nrow_max > old->nrow_max ? src->nrow_max : old->nrow_max;
+    dst->nrow_max = n;
+    const size_t used = (size_t)n * (size_t)n * sizeof(double);
+    const size_t whole = (size_t)src->cap * (size_t)src->cap * sizeof(double);
+    const char* s = src->block;
+    char* d = dst->block;
+    /* the three arrays in block order (layout carves K, then blk_L, then blk_F) */
+    const size_t at[3] = {(size_t)((const char*)src->K - s), (size_t)((const char*)src->blk_L - s),
+                          (size_t)((const char*)src->blk_F - s)};
+    if (!(at[0] < at[1] && at[1] < at[2])) {
+        memcpy(d, s, size); /* not the order layout carves them in: the whole block */
+        return;
+    }
+    size_t from = 0;
+    for (int k = 0; k < 3; k++) {
+        memcpy(d + from, s + from, at[k] - from);
+        memcpy(d + at[k], s + at[k], used);
+        from = at[k] + whole;
+    }
+    memcpy(d + from, s + from, size - from);
+}
+
 fb_status fb_csys_copy(fb_csys* dst, const fb_csys* src, fb_error* err) {
     bool same = dst->nart == src->nart && dst->cap == src->cap && dst->nv_total == src->nv_total;
     for (int k = 0; same && k < src->nart; k++) {
@@ -175,7 +204,7 @@ fb_status fb_csys_copy(fb_csys* dst, const fb_csys* src, fb_error* err) {
     dst->alloc = keep.alloc;
     dst->block = keep.block;
     fb_csys shape = *dst; /* counts the block's bytes without touching dst's pointers */
-    memcpy(dst->block, src->block, layout(&shape, NULL, src->cap, src->nv_total));
+    copy_block(dst, src, &keep, layout(&shape, NULL, src->cap, src->nv_total));
     /* the arrays point into dst's block again; the structs inside it that layout wrote hold
      * counts besides their pointers, taken from src's */
     layout(dst, dst->block, dst->cap, dst->nv_total);
@@ -291,6 +320,7 @@ fb_status fb_csys_add_row(fb_csys* cs, const fb_row* r, fb_error* err) {
     }
     cs->row[k] = *r;
     cs->nrow++;
+    cs->nrow_max = cs->nrow > cs->nrow_max ? cs->nrow : cs->nrow_max;
     forget_build(cs); /* K no longer matches the rows */
     return fb_ok(err);
 }

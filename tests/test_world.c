@@ -521,7 +521,9 @@ END_TEST
  * and their warm starts in play) its world is copied into a second world of the same model that
  * had stepped elsewhere (another pose, 0.1 s); both then step on 3 s, to rest and asleep, and
  * every step's q and qd, contacts and sleep must be the same bit for bit (a bit the copy
- * missed would show as the two drifting apart). A world of another model is refused. */
+ * missed would show as the two drifting apart). The constraint matrix and the block solver's
+ * factors, copied only as far as either world used them, hold the source's every byte, also
+ * when a fresh world is copied over one that used more. A world of another model is refused. */
 START_TEST(a_copied_world_steps_on_alike) {
     fb_error err;
     fb_clip* clip;
@@ -544,7 +546,18 @@ START_TEST(a_copied_world_steps_on_alike) {
         ck_step(b);
     }
     ck_assert_int_gt(fb_world_get_stats(a)->contacts, 0);
+    const int rows_b = fb_world_csys(b)->nrow_max;
     ck_assert_int_eq(fb_world_copy(b, a, &err), FB_OK);
+    /* the constraint matrix and the block solver's factors (cap x cap each) hold the source's
+     * every byte, though the copy writes them only as far as either system used them */
+    const fb_csys* ka = fb_world_csys(a);
+    const fb_csys* kb = fb_world_csys(b);
+    const size_t whole = (size_t)ka->cap * (size_t)ka->cap * sizeof(double);
+    printf("copy: the source had held up to %d rows, the copy %d, of %d\n", ka->nrow_max, rows_b,
+           ka->cap);
+    ck_assert(ka->nrow_max > 0 && ka->nrow_max < ka->cap);
+    ck_assert(memcmp(ka->K, kb->K, whole) == 0 && memcmp(ka->blk_L, kb->blk_L, whole) == 0 &&
+              memcmp(ka->blk_F, kb->blk_F, whole) == 0);
     const fb_data* da = fb_world_data(a, 0);
     const fb_data* db = fb_world_data(b, 0);
     bool slept = false;
@@ -560,6 +573,13 @@ START_TEST(a_copied_world_steps_on_alike) {
         slept = slept || fb_world_asleep(a, 0);
     }
     ck_assert_msg(slept, "the ragdoll never slept: the copy's sleep state is not checked");
+    /* a fresh world copied over one that held rows: those are written over with its zeros */
+    fb_world* fresh = ck_world(1, &m, &o);
+    ck_assert_int_eq(fb_world_copy(a, fresh, &err), FB_OK);
+    ck_assert(memcmp(ka->K, fb_world_csys(fresh)->K, whole) == 0 &&
+              memcmp(ka->blk_L, fb_world_csys(fresh)->blk_L, whole) == 0 &&
+              memcmp(ka->blk_F, fb_world_csys(fresh)->blk_F, whole) == 0);
+    fb_world_destroy(fresh);
     fb_model* box = box_model(fb_v3_make(0.2, 0.2, 0.2));
     const fb_model* mb = box;
     fb_world* c = ck_world(1, &mb, NULL);

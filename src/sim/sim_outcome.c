@@ -6,6 +6,12 @@
 
 #include "sim_internal.h"
 
+/* When a hit begins: its ball's first touch, or its planned time when that came first or the
+ * ball missed. */
+static double hit_start(const fb_hit_result* r) {
+    return r->touched ? fmin(r->contact_time, r->hit.time) : r->hit.time;
+}
+
 static bool in_window(double t, double t_hit) {
     return t >= t_hit && t <= t_hit + FB_SIM_HIT_WINDOW;
 }
@@ -61,10 +67,8 @@ static double hold(const fb_sim* s, double t_hit, double window, const double* e
 static double hold_window(const fb_sim* s, int k, double t_hit) {
     double end = t_hit + HIT_HOLD;
     for (int j = 0; j < s->nball; j++) {
-        const fb_hit_result* o = &s->hit[j];
-        const double t = o->touched ? fmin(o->contact_time, o->hit.time) : NAN;
-        if (j != k && o->touched && t > t_hit) {
-            end = fmin(end, t);
+        if (j != k && s->hit[j].touched && hit_start(&s->hit[j]) > t_hit) {
+            end = fmin(end, hit_start(&s->hit[j]));
         }
     }
     if (s->nrec > 0) {
@@ -80,7 +84,7 @@ void fb_sim_finish_hits(fb_sim* s) {
     }
     for (int k = 0; k < s->nball; k++) {
         fb_hit_result* r = &s->hit[k];
-        const double t_hit = r->touched ? fmin(r->contact_time, r->hit.time) : r->hit.time;
+        const double t_hit = hit_start(r);
         const size_t stride = 2 * (size_t)s->nslot;
         const double *world = s->rec_target + k, *root = world + s->nslot;
         r->peak_err = 0.0;

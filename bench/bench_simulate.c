@@ -43,9 +43,11 @@ typedef struct sim_setup {
     fb_gains g;
     int nball;
     fb_hit hit[NBALL];
+    fb_ref* control; /* a plan's reference (bench_sim_options.plan), or NULL */
 } sim_setup;
 
 static void setup_destroy(sim_setup* s) {
+    fb_ref_destroy(s->control);
     fb_character_destroy(s->ch);
     fb_clip_destroy(s->clip);
 }
@@ -75,9 +77,10 @@ int bench_load_character(const char* clip_path, fb_clip** clip, fb_character** c
 }
 
 /* The clip, its character (bundled rules), the gains of `gains init` with the accel controller
- * and the root mode, and the hits (none with hits off). */
+ * and the root mode, the hits (none with hits off) and, with a plan, the reference it lays on
+ * the clip's (fb_sample_plan_reference, as `simulate --sample-load`: untimed, as the fit is). */
 static int setup_create(sim_setup* s, const char* clip, fb_root_mode root, bool hits,
-                        fb_error* err) {
+                        const char* plan, fb_error* err) {
     memset(s, 0, sizeof *s);
     int rc = -1;
     fb_ref* ref = NULL;
@@ -95,6 +98,16 @@ static int setup_create(sim_setup* s, const char* clip, fb_root_mode root, bool 
     rc = 0;
     for (int k = 0; k < s->nball && rc == 0; k++) {
         rc = fb_hit_parse(HIT_SPECS[k], &s->hit[k], err) == FB_OK ? 0 : -1;
+    }
+    if (rc == 0 && plan) {
+        fb_sample_plan p;
+        const fb_sim_opts so = fb_default_sim_opts();
+        rc = -1;
+        if (fb_sample_plan_load(plan, s->ch->model, &p, err) == FB_OK) {
+            s->control = fb_sample_plan_reference(s->clip, s->ch, &s->g, &so, &p, err);
+            fb_sample_plan_free(&p);
+            rc = s->control ? 0 : -1;
+        }
     }
 done:
     fb_ref_destroy(ref);
@@ -140,7 +153,9 @@ static bench_sim_phase phase_of(fb_sim* sim) {
  * step by itself too, for its phase). */
 static int run_once(const sim_setup* s, run_out* out, fb_error* err) {
     memset(out, 0, sizeof *out);
-    fb_sim* sim = fb_sim_create(s->clip, s->ch, &s->g, s->hit, s->nball, NULL, err);
+    fb_sim_opts so = fb_default_sim_opts();
+    so.control = s->control;
+    fb_sim* sim = fb_sim_create(s->clip, s->ch, &s->g, s->hit, s->nball, &so, err);
     if (!sim) {
         return -1;
     }
@@ -208,6 +223,7 @@ static void summarise(const sim_setup* s, const char* clip, run_out* r, int runs
     out->root = s->g.root.mode;
     out->hits = s->nball > 0;
     out->nball = s->nball;
+    out->planned = s->control != NULL;
     out->nbody = s->ch->model->nbody;
     out->nv = s->ch->model->nv;
     out->steps = (int)first->steps;
@@ -258,7 +274,7 @@ int bench_simulate_run(const bench_options* opt, const bench_sim_options* so, co
     int made = 0;
     for (; made < nset; made++) {
         const fb_root_mode root = made == 0 ? so->root : FB_ROOT_KINEMATIC;
-        if (setup_create(&s[made], path, root, so->hits, err) != 0) {
+        if (setup_create(&s[made], path, root, so->hits, made == 0 ? so->plan : NULL, err) != 0) {
             break;
         }
     }

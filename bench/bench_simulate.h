@@ -12,7 +12,10 @@
  * real-time factor, and the world's own timers split it into dynamics, K build, PGS and
  * collision. With a root other than kinematic, runs of the kinematic root are interleaved with
  * the measured ones (A, B, A, B ...) as a reference against the machine's speed changes, and
- * each run's steps are split by phase: standing, fallen (awake) and asleep. */
+ * each run's steps are split by phase: standing, fallen (awake) and asleep. The measured root
+ * may track a sampling plan's reference (bench_sim_options.plan; bench/plans/131_01_free.json
+ * keeps the free root standing with the two balls): issue 18's walk, where the grounded
+ * reference falls at 1.43 s. */
 #ifndef FB_BENCH_SIMULATE_H
 #define FB_BENCH_SIMULATE_H
 
@@ -46,6 +49,9 @@ const char* bench_sim_phase_name(bench_sim_phase p);
 typedef struct bench_sim_options {
     fb_root_mode root; /* default FB_ROOT_KINEMATIC */
     bool hits;         /* the two balls; default true */
+    const char* plan;  /* a sampling plan (simulate --sample-save) the measured root tracks, as
+                          `simulate --sample-load` does: a free root that stands; NULL (default)
+                          = the grounded reference. Not with the kinematic root. */
 } bench_sim_options;
 
 bench_sim_options bench_sim_default_options(void);
@@ -77,6 +83,7 @@ typedef struct bench_sim_result {
     double mpjpe_max;
     double peak_err[2];  /* m, largest error of each struck body after its hit */
     unsigned long long q_hash; /* FNV-1a of the character's final q, to compare builds */
+    bool planned;              /* it tracked so->plan's reference */
 } bench_sim_result;
 
 /* Loads the clip at clip_path and builds its character with the bundled rules

@@ -229,8 +229,11 @@ START_TEST(bad_lines_fail_alone) {
                "{\"clip\": \"c.bvh\", \"out\": \"y.bvh\", \"sample\": \"many\"}\n"       /* 15 */
                "{\"clip\": \"c.bvh\", \"out\": \"y.bvh\", \"sample_hit_scale\": 0.03}\n" /* 16 */
                "{\"clip\": \"c.bvh\", \"out\": \"y.bvh\", \"sample\": 4, "
-               "\"sample_hit_scale\": 11}\n"                                         /* 17 */
-               "{\"clip\": \"c.bvh\", \"out\": \"y.bvh\", \"anchor\": \"hips\"}\n"); /* 18 */
+               "\"sample_hit_scale\": 11}\n"                                       /* 17 */
+               "{\"clip\": \"c.bvh\", \"out\": \"y.bvh\", \"anchor\": \"hips\"}\n" /* 18 */
+               "{\"clip\": \"c.bvh\", \"out\": \"y.bvh\", \"sample_pull\": 0.2}\n" /* 19 */
+               "{\"clip\": \"c.bvh\", \"out\": \"y.bvh\", \"sample\": 4, "
+               "\"sample_pull\": 1}\n"); /* 20 */
     char args[1024];
     snprintf(args, sizeof args, "batch '%s/m.jsonl' --jobs 3", dir);
     ck_assert_int_eq(run(args), 1);
@@ -255,7 +258,9 @@ START_TEST(bad_lines_fail_alone) {
         "m.jsonl:16: \"sample_hit_scale\": --sample-hit-scale weighs the search of --sample N",
         "m.jsonl:17: \"sample_hit_scale\": expected a length in m, 0 to 10",
         "m.jsonl:18: \"anchor\": expected \"path\" or \"feet\"",
-        "18 jobs, 3 at once: 0 done, 0 skipped, 18 failed"};
+        "m.jsonl:19: \"sample_pull\": --sample-pull shapes the search of --sample N",
+        "m.jsonl:20: \"sample_pull\": expected a number from 0 to 0.9",
+        "20 jobs, 3 at once: 0 done, 0 skipped, 20 failed"};
     for (size_t k = 0; k < sizeof expect / sizeof *expect; k++) {
         ck_assert_msg(strstr(out, expect[k]), "expected '%s' in:\n%s", expect[k], out);
     }
@@ -265,15 +270,15 @@ START_TEST(bad_lines_fail_alone) {
 END_TEST
 
 /* A search kept by one manifest's job ("sample", "sample_save", with its hit weighed by
- * "sample_hit_scale", which its report names) and followed by another's ("sample_load"): the
- * two BVH files byte for byte the same, as with simulate. */
+ * "sample_hit_scale" and its joints pulled by "sample_pull", which its report names) and followed
+ * by another's ("sample_load"): the two BVH files byte for byte the same, as with simulate. */
 START_TEST(sampling_plans_through_manifests) {
     make_dir();
     write_text(dir, "search.jsonl",
                "{\"clip\": \"" CLIP "\", \"out\": \"a.bvh\", \"frames\": \"0:48\", "
                "\"root\": \"free\", \"sample\": 3, \"sample_save\": \"p.json\", "
                "\"hits\": [\"time=0.2,target=Chest,speed=10,mass=0.45\"], "
-               "\"sample_hit_scale\": 0.005, \"report\": \"r.json\"}\n");
+               "\"sample_hit_scale\": 0.005, \"sample_pull\": 0.25, \"report\": \"r.json\"}\n");
     write_text(dir, "follow.jsonl",
                "{\"clip\": \"" CLIP "\", \"out\": \"b.bvh\", \"frames\": \"0:48\", "
                "\"root\": \"free\", \"sample_load\": \"p.json\", "
@@ -287,6 +292,7 @@ START_TEST(sampling_plans_through_manifests) {
     cJSON* report = rj ? cJSON_Parse(rj) : NULL;
     const cJSON* js = cJSON_GetObjectItem(report, "sampling");
     ck_assert_msg(js && cJSON_GetObjectItem(js, "hit_scale_m")->valuedouble == 0.005 &&
+                      cJSON_GetObjectItem(js, "pull")->valuedouble == 0.25 &&
                       cJSON_GetObjectItem(js, "samples_per_window")->valuedouble == 3,
                   "the report does not name the search's options");
     cJSON_Delete(report);

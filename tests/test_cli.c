@@ -491,6 +491,10 @@ START_TEST(simulate_sample_searches_or_explains) {
                "--sample-hit-scale weighs the search of --sample N");
     sample_run(clip, dir, "d.bvh", "--sample 3 --sample-hit-scale -1 --sample-save", 2,
                "--sample-hit-scale: expected a length in m");
+    sample_run(clip, dir, "d.bvh", "--sample-pull 0.2 --sample-save", 2,
+               "--sample-pull shapes the search of --sample N");
+    sample_run(clip, dir, "d.bvh", "--sample 3 --sample-pull 0.95 --sample-save", 2,
+               "--sample-pull: expected a number from 0 to 0.9");
     sample_run(clip, dir, "d.bvh", "--frames 0:96 --sample-load", 2,
                "--sample-load: sampling plan: 4 windows");
     snprintf(path, sizeof path, "%s/d.bvh", dir);

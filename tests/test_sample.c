@@ -18,7 +18,9 @@
  *   - the offsets it found, kept in a file and read back, give its reference bit for bit
  *     without a search; a file that does not fit (another format, an unknown joint, a short
  *     row, bad JSON, a plan for other frames or for a kinematic root) is FB_EINVAL naming it;
- *   - bad requests (a kinematic root, keep above samples) are FB_EINVAL naming what is wrong. */
+ *   - the pull draws the joints' offsets back toward the clip (smaller than the random walk's);
+ *   - bad requests (a kinematic root, keep above samples, a pull out of 0..1) are FB_EINVAL
+ *     naming what is wrong. */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -235,11 +237,13 @@ END_TEST
  * backtracks (a copy that missed one bit of a world, a tracker or a record, or a new control
  * point that changed what was simulated before its window, would change some score). Over
  * the first 1.1 s of the bundled walk, where the kept sequences fall and the search goes back
- * (so the kept sequences' simulations made again from the start are compared too). */
+ * (so the kept sequences' simulations made again from the start are compared too): with the
+ * random walk of pull 0; with the default pull the search there never needs to go back. */
 START_TEST(saved_simulations_give_the_replayed_search) {
     walk w;
     walk_make(&w, 0, 132);
     fb_sample_opts o = short_search(3);
+    o.pull = 0.0;
     o.lookahead = 0.2;
     o.backtracks = 4;
     o.threads = 2;
@@ -324,6 +328,64 @@ START_TEST(sampling_keeps_the_free_walk_up) {
     ck_assert_msg(far <= 0.25, "the pelvis went %.1f cm from the clip's path", 100.0 * far);
     fb_sim_destroy(s);
     fb_ref_destroy(ctl);
+    walk_free(&w);
+}
+END_TEST
+
+/* The joints' offsets of a plan (every control point, every axis but the floating root's six,
+ * which come first: docs/CONTROL.md §11), root mean square. */
+static double joint_offsets_rms(const fb_sample_plan* p) {
+    double ss = 0.0;
+    int n = 0;
+    for (int k = 0; k <= p->windows; k++) {
+        for (int j = 6; j < p->dofs; j++) {
+            const double v = p->points[(size_t)k * (size_t)p->dofs + (size_t)j];
+            ss += v * v;
+            n++;
+        }
+    }
+    return n ? sqrt(ss / n) : 0.0;
+}
+
+/* o.pull draws each window's step of a joint axis about (1 - pull) times the last control
+ * point: over 1.2 s of the walk (12 windows, the same seed and draws), the joints' offsets of
+ * the plan found with pull 0.5 are smaller than those of the random walk (pull 0), whose
+ * spread grows with the windows; and a pull of 1 or more, or below 0, is refused. */
+START_TEST(the_pull_draws_the_joints_back_toward_the_clip) {
+    walk w;
+    walk_make(&w, 0, 144);
+    fb_sample_opts o = short_search(2);
+    fb_sample_result r;
+    fb_sample_plan p0 = {0}, p5 = {0};
+    o.pull = 0.0;
+    o.plan = &p0;
+    fb_ref* a = search(&w, &o, NULL, 0, &r);
+    o.pull = 0.5;
+    o.plan = &p5;
+    fb_ref* b = search(&w, &o, NULL, 0, &r);
+    const fb_model* m = w.ch->model;
+    ck_assert_int_eq(p0.dof[0], m->v_adr[1]); /* the root's axes first */
+    ck_assert_int_eq(p0.dof[5], m->v_adr[1] + 5);
+    ck_assert_int_ne(m->jtype[m->dof_body[p0.dof[6]]], FB_JOINT_FLOATING);
+    const double rms0 = joint_offsets_rms(&p0), rms5 = joint_offsets_rms(&p5);
+    printf("joints' offsets, rms over the plan: %.4f rad with pull 0, %.4f rad with pull 0.5\n",
+           rms0, rms5);
+    fflush(stdout);
+    ck_assert_msg(rms5 < 0.8 * rms0, "pull 0.5: %g rad, pull 0: %g rad", rms5, rms0);
+    fb_error err;
+    o.plan = NULL;
+    o.pull = 1.0;
+    ck_assert_ptr_null(
+        fb_sim_sample(w.clip, w.ch, &w.g, NULL, 0, &w.so, &o, NULL, NULL, NULL, &err));
+    ck_assert_msg(err.code == FB_EINVAL && strstr(err.msg, "pull"), "%s", err.msg);
+    o.pull = -0.1;
+    ck_assert_ptr_null(
+        fb_sim_sample(w.clip, w.ch, &w.g, NULL, 0, &w.so, &o, NULL, NULL, NULL, &err));
+    ck_assert_msg(err.code == FB_EINVAL && strstr(err.msg, "pull"), "%s", err.msg);
+    fb_sample_plan_free(&p0);
+    fb_sample_plan_free(&p5);
+    fb_ref_destroy(a);
+    fb_ref_destroy(b);
     walk_free(&w);
 }
 END_TEST
@@ -452,6 +514,7 @@ static Suite* sample_suite(void) {
     tcase_add_test(tc, sampling_keeps_the_free_walk_up);
     tcase_add_test(tc, a_kept_plan_gives_the_searched_reference);
     tcase_add_test(tc, bad_requests_are_named);
+    tcase_add_test(tc, the_pull_draws_the_joints_back_toward_the_clip);
     suite_add_tcase(s, tc);
     return s;
 }

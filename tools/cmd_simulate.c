@@ -16,7 +16,7 @@ static const char USAGE[] =
     "                            [--rate HZ] [--frames A:B] [--report R.html|R.json]...\n"
     "                            [--format gltf] [--self-collision] [--keep-placement]\n"
     "                            [--sample N [--threads T] [--sample-save F.json]\n"
-    "                             [--sample-hit-scale M]]\n"
+    "                             [--sample-hit-scale M] [--sample-pull P]]\n"
     "                            [--sample-load F.json] [--quiet]\n"
     "\n"
     "Builds the clip's character, fits the clip and its feedforward torques, and simulates the\n"
@@ -74,6 +74,10 @@ static const char USAGE_SAMPLING[] =
     "                        that it comes back sooner (0.03 measured in docs/CONTROL.md\n"
     "                        §11: back within 2 cm 1.5 s after, the pose a little worse);\n"
     "                        default 0: not counted\n"
+    "  --sample-pull P       each window's step of a joint's offset is drawn about (1 - P)\n"
+    "                        times the last one, so the offsets fall back toward the clip\n"
+    "                        unless the search keeps them (0 to 0.9; default 0.1; 0: the\n"
+    "                        random walk before stop 35; the root's offsets are not pulled)\n"
     "  --sample-save F.json  keep the offsets the search found in F (whole or not at all)\n"
     "  --sample-load F.json  instead of searching, follow the offsets kept in F: the same\n"
     "                        clip, frames, gains and hits give the searched run bit for bit\n"
@@ -101,6 +105,18 @@ static int add_hit(sim_job* j, const fb_hit* h) {
 }
 
 /* The options only simulate takes; 1 taken, 0 not one, -1 bad. */
+/* A number from 0 to hi for option opt into *dst: 1, or -1 after saying what was expected. */
+static int ranged(const char* opt, const char* val, double hi, const char* what, double* dst) {
+    char* end = NULL;
+    const double v = strtod(val, &end);
+    if (*val == '\0' || *end != '\0' || !(v >= 0.0 && v <= hi)) {
+        fprintf(stderr, "featherbone simulate: %s: expected %s, found '%s'\n", opt, what, val);
+        return -1;
+    }
+    *dst = v;
+    return 1;
+}
+
 static int take(sim_job* j, int argc, char** argv, int* i) {
     const char* opt = argv[*i];
     const char* val = (*i + 1 < argc) ? argv[*i + 1] : NULL;
@@ -120,7 +136,7 @@ static int take(sim_job* j, int argc, char** argv, int* i) {
     const char* with_value[] = {
         "--hit",         "--hits",        "--random-hits",      "--seed",    "--gains",
         "--frames",      "--report",      "--sample",           "--threads", "--format",
-        "--sample-save", "--sample-load", "--sample-hit-scale", "--anchor"};
+        "--sample-save", "--sample-load", "--sample-hit-scale", "--anchor",  "--sample-pull"};
     const int nwith = (int)(sizeof with_value / sizeof with_value[0]);
     int k = 0;
     while (k < nwith && strcmp(opt, with_value[k]) != 0) {
@@ -196,19 +212,10 @@ static int take(sim_job* j, int argc, char** argv, int* i) {
     case 11:
         j->sample_load = val;
         return 1;
-    case 12: {
-        char* end = NULL;
-        const double v = strtod(val, &end);
-        if (*val == '\0' || *end != '\0' || !(v >= 0.0 && v <= 10.0)) {
-            fprintf(stderr,
-                    "featherbone simulate: --sample-hit-scale: expected a length in m, "
-                    "0..10, found '%s'\n",
-                    val);
-            return -1;
-        }
-        j->sample_hit_scale = v;
-        return 1;
-    }
+    case 12:
+        return ranged(opt, val, 10.0, "a length in m, 0..10", &j->sample_hit_scale);
+    case 14:
+        return ranged(opt, val, 0.9, "a number from 0 to 0.9", &j->sample_pull);
     case 13:
         if (strcmp(val, "path") != 0 && strcmp(val, "feet") != 0) {
             fprintf(stderr, "featherbone simulate: --anchor: expected path or feet, found '%s'\n",

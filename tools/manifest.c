@@ -53,6 +53,7 @@ typedef enum key_id {
     K_SAMPLE_LOAD,
     K_SAMPLE_HIT_SCALE,
     K_ANCHOR,
+    K_SAMPLE_PULL,
     NKEY
 } key_id;
 
@@ -85,7 +86,8 @@ static const char* const KEYS[NKEY] = {"clip",
                                        "sample_save",
                                        "sample_load",
                                        "sample_hit_scale",
-                                       "anchor"};
+                                       "anchor",
+                                       "sample_pull"};
 
 /* What a bad line says: "\"key\": message" into msg. Returns false, for `return fail(...)`. */
 static bool fail(char* msg, size_t cap, const char* key, const char* fmt, ...)
@@ -386,6 +388,9 @@ static bool scalar_value(key_id k, const cJSON* e, sim_job* job, char* msg, size
     case K_SAMPLE_HIT_SCALE:
         return number_value(e, key, 0.0, 10.0, "a length in m, 0 to 10", &job->sample_hit_scale,
                             msg, cap);
+    case K_SAMPLE_PULL:
+        return number_value(e, key, 0.0, 0.9, "a number from 0 to 0.9", &job->sample_pull, msg,
+                            cap);
     case K_RANDOM_HITS:
         if (!cJSON_IsNumber(e) || !(e->valuedouble >= 0.0) ||
             !(e->valuedouble <= FB_SIM_MAX_BALLS) || e->valuedouble != floor(e->valuedouble)) {

@@ -39,6 +39,8 @@ typedef struct sim_job {
     const char* sample_save; /* --sample-save F.json: the search's offsets kept in F */
     const char* sample_load; /* --sample-load F.json: follow the offsets kept in F (no search) */
     double sample_hit_scale; /* --sample-hit-scale M: fb_sample_opts.hit_scale (0: not) */
+    double sample_pull;      /* --sample-pull P: fb_sample_opts.pull (< 0: not given, the
+                                library's default) */
 } sim_job;
 
 void sim_job_init(sim_job* j);

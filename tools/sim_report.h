@@ -16,6 +16,7 @@ typedef struct sim_report_info {
     const fb_sample_result* sample; /* the search for the reference (--sample), or NULL */
     int samples;                    /* its simulations per window (--sample N) */
     double hit_scale;               /* m: its hits' weight (--sample-hit-scale; 0: none) */
+    double pull;                    /* its joints' pull toward the clip (--sample-pull) */
     const char* sample_plan;        /* the plan file the search was kept in (--sample-save) or the
                                        reference followed (--sample-load), or NULL */
 } sim_report_info;

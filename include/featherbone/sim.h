@@ -338,6 +338,11 @@ typedef struct fb_sample_opts {
     double sigma_joint; /* rad: spread of a control point's change from the last, per
                            sampled joint axis and for the root's turn (default 0.05) */
     double sigma_root;  /* m: the same for the root's position (default 0.01) */
+    double pull;        /* 0..1 (below 1): each window's step of a sampled joint axis (not the
+                           root's turn or position) is drawn about (1 - pull) times the last
+                           control point instead of the point itself, so that the joints'
+                           offsets fall back toward the clip unless the score keeps them
+                           (default 0.1; 0 = the random walk searched before stop 35) */
     uint64_t seed;      /* of the samples (default 1) */
     int threads;        /* simulations run at once (default 1); the result does not depend on
                            it */

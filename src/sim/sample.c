@@ -70,6 +70,7 @@ fb_sample_opts fb_default_sample_opts(void) {
                             .lookahead = 0.8,
                             .sigma_joint = 0.05,
                             .sigma_root = 0.01,
+                            .pull = 0.1,
                             .seed = 1,
                             .threads = 1,
                             .backtracks = 20,
@@ -104,6 +105,7 @@ struct sampler {
     int nd;
     int dof[MAX_DOFS];
     double sigma[MAX_DOFS];
+    double decay[MAX_DOFS]; /* a step is drawn about decay times the last point (o.pull) */
     int nwin;
     double duration;
     size_t ps; /* doubles in a sequence: (nwin + 1) control points of nd */
@@ -185,6 +187,7 @@ static bool choose_dofs(const fb_model* m, sampler* sp) {
             /* a floating root's linear part (its last three) in metres */
             const bool lin = m->jtype[b] == FB_JOINT_FLOATING && k >= 3;
             sp->sigma[sp->nd] = lin ? sp->o.sigma_root : sp->o.sigma_joint;
+            sp->decay[sp->nd] = m->jtype[b] == FB_JOINT_FLOATING ? 1.0 : 1.0 - sp->o.pull;
             sp->dof[sp->nd++] = m->v_adr[b] + k;
         }
     }
@@ -391,6 +394,9 @@ static fb_status check_opts(const fb_sample_opts* o, fb_error* err) {
                        "sampling: sigma_joint, sigma_root: expected 0..1, "
                        "found %g, %g",
                        o->sigma_joint, o->sigma_root);
+    }
+    if (!(o->pull >= 0.0 && o->pull < 1.0)) {
+        return fb_fail(err, FB_EINVAL, "sampling: pull: expected 0 to below 1, found %g", o->pull);
     }
     if (!(o->hit_scale >= 0.0 && o->hit_scale <= 10.0)) {
         return fb_fail(err, FB_EINVAL, "sampling: hit_scale: expected 0..10 m, found %g",
@@ -632,7 +638,8 @@ fb_ref* fb_sim_sample(const fb_clip* clip, const fb_character* ch, const fb_gain
             memcpy(c, par + (size_t)(i % npar) * sp->ps, sp->ps * sizeof(double));
             double* p = c + (size_t)(k + 1) * (size_t)sp->nd;
             for (int j = 0; j < sp->nd; j++) {
-                p[j] = p[j - sp->nd] + (i < npar ? 0.0 : sp->sigma[j] * gauss(&rng));
+                p[j] = i < npar ? p[j - sp->nd]
+                                : sp->decay[j] * p[j - sp->nd] + sp->sigma[j] * gauss(&rng);
             }
             for (int kk = k + 2; kk <= sp->nwin; kk++) {
                 memcpy(c + (size_t)kk * (size_t)sp->nd, p, (size_t)sp->nd * sizeof(double));

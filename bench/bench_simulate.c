@@ -223,7 +223,6 @@ static void summarise(const sim_setup* s, const char* clip, run_out* r, int runs
     out->root = s->g.root.mode;
     out->hits = s->nball > 0;
     out->nball = s->nball;
-    out->planned = s->control != NULL;
     out->nbody = s->ch->model->nbody;
     out->nv = s->ch->model->nv;
     out->steps = (int)first->steps;

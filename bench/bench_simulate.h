@@ -83,7 +83,6 @@ typedef struct bench_sim_result {
     double mpjpe_max;
     double peak_err[2];  /* m, largest error of each struck body after its hit */
     unsigned long long q_hash; /* FNV-1a of the character's final q, to compare builds */
-    bool planned;              /* it tracked so->plan's reference */
 } bench_sim_result;
 
 /* Loads the clip at clip_path and builds its character with the bundled rules

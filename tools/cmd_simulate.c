@@ -104,7 +104,6 @@ static int add_hit(sim_job* j, const fb_hit* h) {
     return 0;
 }
 
-/* The options only simulate takes; 1 taken, 0 not one, -1 bad. */
 /* A number from 0 to hi for option opt into *dst: 1, or -1 after saying what was expected. */
 static int ranged(const char* opt, const char* val, double hi, const char* what, double* dst) {
     char* end = NULL;
@@ -117,6 +116,7 @@ static int ranged(const char* opt, const char* val, double hi, const char* what,
     return 1;
 }
 
+/* The options only simulate takes; 1 taken, 0 not one, -1 bad. */
 static int take(sim_job* j, int argc, char** argv, int* i) {
     const char* opt = argv[*i];
     const char* val = (*i + 1 < argc) ? argv[*i + 1] : NULL;

@@ -65,6 +65,11 @@ int sim_job_outputs(const sim_job* j, char bufs[SIM_JOB_MAX_OUTPUTS][1024]) {
     return n;
 }
 
+/* The search's pull (--sample-pull), or the library's default when not given. */
+static double job_pull(const sim_job* j) {
+    return j->sample_pull >= 0.0 ? j->sample_pull : fb_default_sample_opts().pull;
+}
+
 bool sim_job_sampling_ok(const sim_job* j, const char** field, char* msg, size_t cap) {
     const char* why = NULL;
     const char* key = NULL;
@@ -159,7 +164,7 @@ static int job_sample(const sim_job* j, const fb_clip* clip, const fb_character*
     o.keep = j->sample >= 4 * o.keep ? o.keep : (j->sample >= 4 ? j->sample / 4 : 1);
     o.seed = j->seed;
     o.hit_scale = j->sample_hit_scale;
-    o.pull = j->sample_pull >= 0.0 ? j->sample_pull : o.pull;
+    o.pull = job_pull(j);
     o.threads = j->threads > 0 ? j->threads : 1;
     fb_sample_plan plan = {0};
     o.plan = j->sample_save ? &plan : NULL;
@@ -328,8 +333,7 @@ static int write_outputs(const sim_job* j, const fb_sim* s, const fb_character* 
                                   .sample = sample,
                                   .samples = j->sample,
                                   .hit_scale = j->sample_hit_scale,
-                                  .pull = j->sample_pull >= 0.0 ? j->sample_pull
-                                                                : fb_default_sample_opts().pull,
+                                  .pull = job_pull(j),
                                   .sample_plan = j->sample_load ? j->sample_load : j->sample_save};
     for (int k = 0; st == FB_OK && k < j->nreport; k++) {
         st = ends_with(j->report[k], ".json") ? sim_report_json(s, &info, j->report[k], &err)

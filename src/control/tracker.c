@@ -298,8 +298,6 @@ static fb_status add_rows(fb_tracker* tr, fb_csys* cs, fb_error* err) {
          * most BAL_ROW_SHARE of its limit */
         const bool stance = tr->balanced && !isnan(tr->btau[m->v_adr[b]]);
         const bool fallen = tr->fall.cause != FB_FALL_NONE;
-        const double kp = root ? tr->root_kp : tr->kp_acc[b];
-        const double kd = root ? tr->root_kd : tr->kd_acc[b];
         const double lim = root ? 0.0 : tr->jg[b].torque_limit * (fallen ? FB_FALL_STRENGTH : 1.0);
         for (int k = 0; k < m->jnv[b]; k++) {
             const int j = m->v_adr[b] + k;
@@ -313,9 +311,9 @@ static fb_status add_rows(fb_tracker* tr, fb_csys* cs, fb_error* err) {
             }
             /* fallen: damped toward rest (fb_fall); balancing: the planner's; else the clip
              * [Kokkevis eq. 22] */
-            row.target = fallen          ? -tr->d->qd[j] / FB_FALL_DAMP_TIME
+            row.target = fallen         ? -tr->d->qd[j] / FB_FALL_DAMP_TIME
                          : tr->balanced ? tr->btarget[j]
-                                        : tr->ad[j] + kp * tr->e[j] + kd * tr->ed[j];
+                                        : tr->want[j];
             row.id = (TRACK_ROW_TAG << 40) | ((uint64_t)tr->art << 24) | (uint64_t)(j + 1);
             const fb_status s = fb_csys_add_row(cs, &row, err);
             if (s != FB_OK) {
@@ -360,6 +358,7 @@ static fb_status hook(void* user, fb_world* w, fb_hook_phase phase, double t, do
             tr->psi[j] += h * tr->m->damping[tr->m->dof_body[j]] * tr->ad[j];
         }
         tracking_error(tr);
+        fb_tracker_wanted(tr);
         check_fall(tr, tr->qd, tr->t);
         memset(tr->tau, 0, (size_t)tr->m->nv * sizeof(double));
         tr->balanced = false;

@@ -89,8 +89,12 @@ void fb_tracker_root_wrench(fb_tracker* tr);
  * bodies bear weight). */
 void fb_tracker_use_control(fb_tracker* tr);
 
+/* The accelerations the tracking wants of every dof into tr->want (the clip's plus the gains on
+ * the error [Kokkevis eq. 22]): the rows' targets, and what the balance planner produces. */
+void fb_tracker_wanted(fb_tracker* tr);
+
 /* Balance (accel controller, free root): the planner's targets for the rows and the stance
- * joints' torques, for the substep at world time t of length h. */
+ * joints' torques, for the substep at world time t of length h (tr->want made first). */
 void fb_tracker_plan_balance(fb_tracker* tr, double t, double h);
 
 #endif

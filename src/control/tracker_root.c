@@ -111,7 +111,7 @@ void fb_tracker_root_wrench(fb_tracker* tr) {
 
 /* The accelerations the tracking wants of every dof [Kokkevis eq. 22]: the clip's plus the
  * settle-time gains on the error; the root's with its own gains. */
-static void wanted(fb_tracker* tr) {
+void fb_tracker_wanted(fb_tracker* tr) {
     const fb_model* m = tr->m;
     for (int b = 1; b < m->nbody; b++) {
         const bool root = tr->floating_root && b == 1;
@@ -162,19 +162,16 @@ static fb_balance_com com_at(const fb_tracker* tr) {
         c.c = fb_v3_make(tr->com_ref[0], tr->com_ref[1], tr->com_ref[2]);
         return c;
     }
-    const double* p = tr->com_ref + 3 * (i - 1);
+    const double* p = tr->com_ref + 3 * (i - 1); /* frames i - 1, i, i + 1 */
     const double h = r->dt;
+    double v[3], a[3];
     for (int k = 0; k < 3; k++) {
-        const double cm = p[k], c0 = p[3 + k], cp = p[6 + k];
-        const double v = (cp - cm) / (2.0 * h), a = (cp - 2.0 * c0 + cm) / (h * h);
-        if (k == 0) {
-            c.c.x = c0, c.v.x = v, c.a.x = a;
-        } else if (k == 1) {
-            c.c.y = c0, c.v.y = v, c.a.y = a;
-        } else {
-            c.c.z = c0, c.v.z = v, c.a.z = a;
-        }
+        v[k] = (p[6 + k] - p[k]) / (2.0 * h);
+        a[k] = (p[6 + k] - 2.0 * p[3 + k] + p[k]) / (h * h);
     }
+    c.c = fb_v3_make(p[3], p[4], p[5]);
+    c.v = fb_v3_make(v[0], v[1], v[2]);
+    c.a = fb_v3_make(a[0], a[1], a[2]);
     return c;
 }
 
@@ -186,7 +183,6 @@ void fb_tracker_plan_balance(fb_tracker* tr, double t, double h) {
         tr->g.root.mode != FB_ROOT_FREE) {
         return;
     }
-    wanted(tr);
     int ncon = 0;
     const fb_contact* con = fb_world_contacts_current(tr->w, &ncon);
     fb_balance_com com = com_at(tr);

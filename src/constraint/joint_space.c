@@ -578,6 +578,9 @@ static bool js_drive(js_ctx* x, int d) {
     /* lambda_d is 0 and w_d current since the last update: nothing to recompute yet */
     s->ostate[d] = ROW_DRIVEN;
     int stalled = 0; /* pivots in a row that moved nothing: a cycle, past a few */
+    /* the last pivot, if it moved nothing: the event that undoes it, on which row or dof, and
+     * that one's state before it */
+    int undo = 0, undo_who = -1, undo_state = -1;
     for (;;) {
         const double ld = *js_lambda(x, d), wd = s->w[d];
         const bool tied = js_tied_friction(s, d);
@@ -733,8 +736,15 @@ static bool js_drive(js_ctx* x, int d) {
         t = fmax(t, 0.0);
         stalled = t > 0.0 ? 0 : stalled + 1;
         if (stalled > JS_MAX_STALLED) {
-            return false;
+            return false; /* a cycle */
         }
+        int* state = event < 3 ? NULL : (event < 5 ? &s->ostate[who] : &s->dstate[who]);
+        const bool undoes = t == 0.0 && event == undo && who == undo_who;
+        const int undo_state_before = undo_state;
+        /* clamping a row or dof (3, 5) and freeing it (4, 6) undo each other */
+        undo = t > 0.0 || event < 3 ? 0 : (event % 2 == 1 ? event + 1 : event - 1);
+        undo_who = who;
+        undo_state = state ? *state : -1;
         /* the step: the driven row moves; the free and tied rows follow (recomputed below) */
         *js_lambda(x, d) = ld + dir * t;
         if (event == 1) {
@@ -763,6 +773,12 @@ static bool js_drive(js_ctx* x, int d) {
         } else {
             s->dstate[who] = DOF_FREE;
             x->c_dirty = true;
+        }
+        if (undoes && state && *state == undo_state_before) {
+            /* back to the sets before the last pivot, neither having moved anything: everything
+             * follows from the sets, so the two would take turns until the stall count ran
+             * out. The same failure, sooner */
+            return false;
         }
         if (!fb_js_update(x)) {
             return false;

@@ -140,7 +140,9 @@ typedef struct fb_sim_opts {
     bool baseline;          /* step, beside the world, the character alone (no balls) with the
                                same tracker, for each hit's root_impulse and ground_impulse
                                (default true when there are balls; it doubles the cost of a
-                               step) */
+                               step in the hits' windows). Never with a free root: it has no
+                               support, and the ground's share would compare two walks that
+                               drift apart (docs/SIMULATE.md) */
     const fb_ref* control;  /* borrowed, free or assisted root: the reference the tracker drives
                                the character toward (fb_tracker_set_control; fb_sim_sample's),
                                of the same frames as `ref`; NULL (default) = the clip's
@@ -195,7 +197,7 @@ typedef struct fb_hit_result {
                                  assisted root's help) gave the character beyond what it gave
                                  the character without balls (opts.baseline), over
                                  absorb_window: about -impulse when the root took the whole
-                                 blow, 0 for a free root; NaN without the baseline */
+                                 blow; NaN without the baseline (a free root's) */
     fb_v3 ground_impulse;     /* N s: the same for the ground's contacts */
     double absorb_window;     /* s from the first touch that those cover: 1 s, or up to the
                                  next hit's first touch or the end of the clip */

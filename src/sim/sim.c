@@ -533,8 +533,10 @@ fb_sim* fb_sim_create(const fb_clip* clip, const fb_character* ch, const fb_gain
     if (st == FB_OK && s->o.self_collision) {
         st = self_collision_on(s->w, err);
     }
-    /* the baseline: the character alone, same options and gains */
-    if (st == FB_OK && s->nslot > 0 && s->o.baseline) {
+    /* the baseline: the character alone, same options and gains. Not for a free root: it has
+     * no support to measure, and the ground's share would be the difference of two walks
+     * that drift apart (docs/SIMULATE.md), at the cost of a second character step */
+    if (st == FB_OK && s->nslot > 0 && s->o.baseline && g->root.mode != FB_ROOT_FREE) {
         fb_world_opts wo = fb_default_world_opts();
         wo.dt = s->dt;
         s->bw = fb_world_create(1, &m, &wo, NULL, err);

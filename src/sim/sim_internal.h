@@ -63,7 +63,8 @@ struct fb_sim {
     fb_assist_totals support_tot; /* its totals since the start */
     /* the baseline: the character alone in a world of its own, tracked as in the simulation,
      * started from the simulation's state at a ball's first touch and stepped over that hit's
-     * window, for what the root and the ground absorbed of it (NULL: none) */
+     * window, for what the root and the ground absorbed of it (NULL: none; never for a free
+     * root, which has no support, and whose ground share would compare two walks) */
     fb_world* bw;
     fb_tracker* btr;
     int base_hit;     /* the hit it was started for, -1 none */

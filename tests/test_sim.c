@@ -875,6 +875,35 @@ static double root_tilt(const fb_model* m, const fb_data* a, const fb_data* b) {
     return acos(fmax(-1.0, fmin(1.0, y)));
 }
 
+/* The baseline (the character stepped without the balls, for each hit's root and ground
+ * shares) is left out for a free root: its shares are NaN, the ball's own impulse is there;
+ * the assisted root with the same ball still has its shares. */
+START_TEST(a_free_root_steps_no_baseline) {
+    const fb_root_mode roots[2] = {FB_ROOT_FREE, FB_ROOT_ASSISTED};
+    for (int k = 0; k < 2; k++) {
+        walk w = load_walk(FB_CTRL_ACCEL, roots[k]);
+        fb_error err;
+        const fb_hit h = hit("time=0.3,target=LeftElbow,speed=10,mass=0.45,radius=0.11");
+        fb_sim_opts o = fb_default_sim_opts();
+        o.last = 96; /* 0.8 s: standing either way */
+        fb_sim* s = fb_sim_create(w.clip, w.ch, &w.g, &h, 1, &o, &err);
+        ck_assert_msg(s != NULL, "%s", err.msg);
+        ck_assert_int_eq(fb_sim_run(s, NULL, NULL, &err), FB_OK);
+        const fb_hit_result* r = fb_sim_hits(s);
+        printf("%s root, a ball at the forearm: impulse %.2f N s; root impulse %g, ground impulse "
+               "%g N s (x)\n",
+               k == 0 ? "free" : "assisted",
+               sqrt(r->impulse.x * r->impulse.x + r->impulse.y * r->impulse.y +
+                    r->impulse.z * r->impulse.z),
+               r->root_impulse.x, r->ground_impulse.x);
+        ck_assert(r->touched);
+        ck_assert(isnan(r->root_impulse.x) == (k == 0) && isnan(r->ground_impulse.z) == (k == 0));
+        fb_sim_destroy(s);
+        free_walk(&w);
+    }
+}
+END_TEST
+
 /* A free root that falls: the recorded frames say fallen from the first one at or after the
  * tracker's fall on, never before, and never go back; at the frames around it the root's
  * height and tilt against the reference the tracker drives toward (fb_ref_grounded of the
@@ -1078,6 +1107,7 @@ static Suite* sim_suite(void) {
     tcase_add_test(tr, forearm_hit_deviates_and_recovers_and_keeps_momentum);
     tcase_add_test(tr, a_hits_root_relative_deviation_is_the_pose_alone);
     tcase_add_test(tr, a_ball_on_several_bodies_lists_each_and_the_root_share);
+    tcase_add_test(tr, a_free_root_steps_no_baseline);
     tcase_add_test(tr, head_torso_and_leg_hits_react_and_recover);
     tcase_add_test(tr, a_hit_too_strong_ends_as_a_fall_not_an_explosion);
     tcase_add_test(tr, an_assisted_roots_help_is_what_moves_its_momentum);

@@ -495,6 +495,10 @@ START_TEST(simulate_sample_searches_or_explains) {
                "--sample-pull shapes the search of --sample N");
     sample_run(clip, dir, "d.bvh", "--sample 3 --sample-pull 0.95 --sample-save", 2,
                "--sample-pull: expected a number from 0 to 0.9");
+    sample_run(clip, dir, "d.bvh", "--sample-step 0.03 --sample-save", 2,
+               "--sample-step shapes the search of --sample N");
+    sample_run(clip, dir, "d.bvh", "--sample 3 --sample-step 1.5 --sample-save", 2,
+               "--sample-step: expected an angle in rad, 0 to 1");
     sample_run(clip, dir, "d.bvh", "--frames 0:96 --sample-load", 2,
                "--sample-load: sampling plan: 4 windows");
     snprintf(path, sizeof path, "%s/d.bvh", dir);

@@ -27,7 +27,7 @@ static const char USAGE[] =
     "hits_file, random_hits, seed, controller, root, rate, frames (\"A:B\"), report (a file or a\n"
     "list of two), format (\"gltf\"), self_collision, keep_placement, rules, lossless, mass,\n"
     "mass_model, scale, height, up, pos_mode, no_assimp, free_positions, sample, sample_save,\n"
-    "sample_load, sample_hit_scale, sample_pull, anchor; see simulate --help\n"
+    "sample_load, sample_hit_scale, sample_pull, sample_step, anchor; see simulate --help\n"
     "for their meaning. Relative paths are relative to the manifest's directory. Blank lines\n"
     "and lines starting with # are skipped. A bad line (unknown key, wrong type, bad value)\n"
     "fails that job only.\n"

@@ -16,7 +16,8 @@ static const char USAGE[] =
     "                            [--rate HZ] [--frames A:B] [--report R.html|R.json]...\n"
     "                            [--format gltf] [--self-collision] [--keep-placement]\n"
     "                            [--sample N [--threads T] [--sample-save F.json]\n"
-    "                             [--sample-hit-scale M] [--sample-pull P]]\n"
+    "                             [--sample-hit-scale M] [--sample-pull P]\n"
+    "                             [--sample-step RAD]]\n"
     "                            [--sample-load F.json] [--quiet]\n"
     "\n"
     "Builds the clip's character, fits the clip and its feedforward torques, and simulates the\n"
@@ -78,6 +79,9 @@ static const char USAGE_SAMPLING[] =
     "                        times the last one, so the offsets fall back toward the clip\n"
     "                        unless the search keeps them (0 to 0.9; default 0.1; 0: the\n"
     "                        random walk before stop 35; the root's offsets are not pulled)\n"
+    "  --sample-step RAD     the spread of a window's step of a joint's offset and of the\n"
+    "                        root's turn (0 to 1 rad; default 0.05; 0.02 follows the clip's\n"
+    "                        pose more closely, docs/CONTROL.md §11)\n"
     "  --sample-save F.json  keep the offsets the search found in F (whole or not at all)\n"
     "  --sample-load F.json  instead of searching, follow the offsets kept in F: the same\n"
     "                        clip, frames, gains and hits give the searched run bit for bit\n"
@@ -136,7 +140,8 @@ static int take(sim_job* j, int argc, char** argv, int* i) {
     const char* with_value[] = {
         "--hit",         "--hits",        "--random-hits",      "--seed",    "--gains",
         "--frames",      "--report",      "--sample",           "--threads", "--format",
-        "--sample-save", "--sample-load", "--sample-hit-scale", "--anchor",  "--sample-pull"};
+        "--sample-save", "--sample-load", "--sample-hit-scale", "--anchor",  "--sample-pull",
+        "--sample-step"};
     const int nwith = (int)(sizeof with_value / sizeof with_value[0]);
     int k = 0;
     while (k < nwith && strcmp(opt, with_value[k]) != 0) {
@@ -216,6 +221,8 @@ static int take(sim_job* j, int argc, char** argv, int* i) {
         return ranged(opt, val, 10.0, "a length in m, 0..10", &j->sample_hit_scale);
     case 14:
         return ranged(opt, val, 0.9, "a number from 0 to 0.9", &j->sample_pull);
+    case 15:
+        return ranged(opt, val, 1.0, "an angle in rad, 0 to 1", &j->sample_step);
     case 13:
         if (strcmp(val, "path") != 0 && strcmp(val, "feet") != 0) {
             fprintf(stderr, "featherbone simulate: --anchor: expected path or feet, found '%s'\n",

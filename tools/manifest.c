@@ -54,6 +54,7 @@ typedef enum key_id {
     K_SAMPLE_HIT_SCALE,
     K_ANCHOR,
     K_SAMPLE_PULL,
+    K_SAMPLE_STEP,
     NKEY
 } key_id;
 
@@ -87,7 +88,8 @@ static const char* const KEYS[NKEY] = {"clip",
                                        "sample_load",
                                        "sample_hit_scale",
                                        "anchor",
-                                       "sample_pull"};
+                                       "sample_pull",
+                                       "sample_step"};
 
 /* What a bad line says: "\"key\": message" into msg. Returns false, for `return fail(...)`. */
 static bool fail(char* msg, size_t cap, const char* key, const char* fmt, ...)
@@ -390,6 +392,9 @@ static bool scalar_value(key_id k, const cJSON* e, sim_job* job, char* msg, size
                             msg, cap);
     case K_SAMPLE_PULL:
         return number_value(e, key, 0.0, 0.9, "a number from 0 to 0.9", &job->sample_pull, msg,
+                            cap);
+    case K_SAMPLE_STEP:
+        return number_value(e, key, 0.0, 1.0, "an angle in rad, 0 to 1", &job->sample_step, msg,
                             cap);
     case K_RANDOM_HITS:
         if (!cJSON_IsNumber(e) || !(e->valuedouble >= 0.0) ||

@@ -20,6 +20,7 @@ void sim_job_init(sim_job* j) {
     j->root = -1;
     j->anchor = -1;
     j->sample_pull = -1.0;
+    j->sample_step = -1.0;
 }
 
 bool sim_job_parse_frames(const char* val, sim_job* j) {
@@ -70,6 +71,11 @@ static double job_pull(const sim_job* j) {
     return j->sample_pull >= 0.0 ? j->sample_pull : fb_default_sample_opts().pull;
 }
 
+/* The spread of its joints' steps (--sample-step), or the library's default when not given. */
+static double job_step(const sim_job* j) {
+    return j->sample_step >= 0.0 ? j->sample_step : fb_default_sample_opts().sigma_joint;
+}
+
 bool sim_job_sampling_ok(const sim_job* j, const char** field, char* msg, size_t cap) {
     const char* why = NULL;
     const char* key = NULL;
@@ -83,6 +89,9 @@ bool sim_job_sampling_ok(const sim_job* j, const char** field, char* msg, size_t
     } else if (j->sample_pull >= 0.0 && j->sample == 0) {
         why = "--sample-pull shapes the search of --sample N: give --sample too";
         key = "sample_pull";
+    } else if (j->sample_step >= 0.0 && j->sample == 0) {
+        why = "--sample-step shapes the search of --sample N: give --sample too";
+        key = "sample_step";
     } else if (j->sample_save && j->sample == 0) {
         why = "--sample-save keeps what --sample N finds: give --sample too";
         key = "sample_save";
@@ -165,6 +174,7 @@ static int job_sample(const sim_job* j, const fb_clip* clip, const fb_character*
     o.seed = j->seed;
     o.hit_scale = j->sample_hit_scale;
     o.pull = job_pull(j);
+    o.sigma_joint = job_step(j);
     o.threads = j->threads > 0 ? j->threads : 1;
     fb_sample_plan plan = {0};
     o.plan = j->sample_save ? &plan : NULL;
@@ -182,12 +192,13 @@ static int job_sample(const sim_job* j, const fb_clip* clip, const fb_character*
     char before[48], after[48];
     fprintf(log,
             "%s: sampling: %d windows of %.2f s, %d simulations each, %ld in all (%d time%s "
-            "back), on %d thread%s in %.1f s wall; %d joint axes offset (the joints' pulled "
-            "back by %g a window); tracking the clip it %s, tracking the sampled reference it "
-            "%s\n",
+            "back), on %d thread%s in %.1f s wall; %d joint axes offset (steps of %g rad, the "
+            "joints' pulled back by %g a window); tracking the clip it %s, tracking the sampled "
+            "reference it %s\n",
             tag, res->windows, o.window, o.samples, res->simulations, res->backtracks,
             res->backtracks == 1 ? "" : "s", o.threads, o.threads == 1 ? "" : "s", wall_s() - t0,
-            res->dofs, o.pull, sim_fall_words(res->fall_before, before, sizeof before),
+            res->dofs, o.sigma_joint, o.pull,
+            sim_fall_words(res->fall_before, before, sizeof before),
             sim_fall_words(res->fall_after, after, sizeof after));
     int rc = EXIT_OK;
     if (j->sample_save) {
@@ -334,6 +345,7 @@ static int write_outputs(const sim_job* j, const fb_sim* s, const fb_character* 
                                   .samples = j->sample,
                                   .hit_scale = j->sample_hit_scale,
                                   .pull = job_pull(j),
+                                  .step = job_step(j),
                                   .sample_plan = j->sample_load ? j->sample_load : j->sample_save};
     for (int k = 0; st == FB_OK && k < j->nreport; k++) {
         st = ends_with(j->report[k], ".json") ? sim_report_json(s, &info, j->report[k], &err)

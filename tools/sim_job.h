@@ -41,6 +41,8 @@ typedef struct sim_job {
     double sample_hit_scale; /* --sample-hit-scale M: fb_sample_opts.hit_scale (0: not) */
     double sample_pull;      /* --sample-pull P: fb_sample_opts.pull (< 0: not given, the
                                 library's default) */
+    double sample_step;      /* --sample-step RAD: fb_sample_opts.sigma_joint (< 0: not given,
+                                the library's default) */
 } sim_job;
 
 void sim_job_init(sim_job* j);

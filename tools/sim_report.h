@@ -17,6 +17,7 @@ typedef struct sim_report_info {
     int samples;                    /* its simulations per window (--sample N) */
     double hit_scale;               /* m: its hits' weight (--sample-hit-scale; 0: none) */
     double pull;                    /* its joints' pull toward the clip (--sample-pull) */
+    double step;                    /* rad: the spread of its joints' steps (--sample-step) */
     const char* sample_plan;        /* the plan file the search was kept in (--sample-save) or the
                                        reference followed (--sample-load), or NULL */
 } sim_report_info;

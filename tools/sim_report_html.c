@@ -166,11 +166,12 @@ static void run_section(html_doc* h, const page* p) {
         }
         html_paragraphf(h,
                         "Reference: sampled (--sample %d, docs/CONTROL.md §11%s): %d windows, %d "
-                        "joint axes offset, pulled back toward the clip by %g a window, %ld "
-                        "simulations (%d times back). Tracking the clip the character %s; "
-                        "tracking the sampled reference it %s.",
-                        p->info->samples, hits, r->windows, r->dofs, p->info->pull, r->simulations,
-                        r->backtracks, sim_fall_words(r->fall_before, before, sizeof before),
+                        "joint axes offset by steps of %g rad, pulled back toward the clip by %g "
+                        "a window, %ld simulations (%d times back). Tracking the clip the "
+                        "character %s; tracking the sampled reference it %s.",
+                        p->info->samples, hits, r->windows, r->dofs, p->info->step, p->info->pull,
+                        r->simulations, r->backtracks,
+                        sim_fall_words(r->fall_before, before, sizeof before),
                         sim_fall_words(r->fall_after, after, sizeof after));
     }
     if (p->info->sample_plan) {

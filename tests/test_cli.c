@@ -484,23 +484,25 @@ START_TEST(simulate_sample_searches_or_explains) {
     snprintf(b_path, sizeof b_path, "%s/b.bvh", dir);
     snprintf(c_path, sizeof c_path, "%s/c.bvh", dir);
     ck_same_file(b_path, c_path);
-    /* misuse: a plan without a search, a plan and a search, a plan for other frames */
-    sample_run(clip, dir, "d.bvh", "--sample-save", 2, "give --sample too");
-    sample_run(clip, dir, "d.bvh", "--sample 3 --sample-load", 2, "not with --sample");
-    sample_run(clip, dir, "d.bvh", "--sample-hit-scale 0.03 --sample-save", 2,
-               "--sample-hit-scale weighs the search of --sample N");
-    sample_run(clip, dir, "d.bvh", "--sample 3 --sample-hit-scale -1 --sample-save", 2,
-               "--sample-hit-scale: expected a length in m");
-    sample_run(clip, dir, "d.bvh", "--sample-pull 0.2 --sample-save", 2,
-               "--sample-pull shapes the search of --sample N");
-    sample_run(clip, dir, "d.bvh", "--sample 3 --sample-pull 0.95 --sample-save", 2,
-               "--sample-pull: expected a number from 0 to 0.9");
-    sample_run(clip, dir, "d.bvh", "--sample-step 0.03 --sample-save", 2,
-               "--sample-step shapes the search of --sample N");
-    sample_run(clip, dir, "d.bvh", "--sample 3 --sample-step 1.5 --sample-save", 2,
-               "--sample-step: expected an angle in rad, 0 to 1");
-    sample_run(clip, dir, "d.bvh", "--frames 0:96 --sample-load", 2,
-               "--sample-load: sampling plan: 4 windows");
+    /* misuse, each exit 2 and named: a plan without a search, a plan and a search, the search's
+     * options without one or out of range, a plan for other frames */
+    const char* misuse[][2] = {
+        {"--sample-save", "give --sample too"},
+        {"--sample 3 --sample-load", "not with --sample"},
+        {"--sample-hit-scale 0.03 --sample-save",
+         "--sample-hit-scale weighs the search of --sample N"},
+        {"--sample 3 --sample-hit-scale -1 --sample-save",
+         "--sample-hit-scale: expected a length in m"},
+        {"--sample-pull 0.2 --sample-save", "--sample-pull shapes the search of --sample N"},
+        {"--sample 3 --sample-pull 0.95 --sample-save",
+         "--sample-pull: expected a number from 0 to 0.9"},
+        {"--sample-step 0.03 --sample-save", "--sample-step shapes the search of --sample N"},
+        {"--sample 3 --sample-step 1.5 --sample-save",
+         "--sample-step: expected an angle in rad, 0 to 1"},
+        {"--frames 0:96 --sample-load", "--sample-load: sampling plan: 4 windows"}};
+    for (size_t k = 0; k < sizeof misuse / sizeof misuse[0]; k++) {
+        sample_run(clip, dir, "d.bvh", misuse[k][0], 2, misuse[k][1]);
+    }
     snprintf(path, sizeof path, "%s/d.bvh", dir);
     ck_assert_msg(access(path, F_OK) != 0, "a refused run wrote %s", path);
     ck_remove_dir(dir);

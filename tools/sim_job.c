@@ -83,18 +83,23 @@ bool sim_job_sampling_ok(const sim_job* j, const char** field, char* msg, size_t
         why = "--sample-load follows a plan without searching: not with --sample or "
               "--sample-save";
         key = "sample_load";
-    } else if (j->sample_hit_scale > 0.0 && j->sample == 0) {
-        why = "--sample-hit-scale weighs the search of --sample N: give --sample too";
-        key = "sample_hit_scale";
-    } else if (j->sample_pull >= 0.0 && j->sample == 0) {
-        why = "--sample-pull shapes the search of --sample N: give --sample too";
-        key = "sample_pull";
-    } else if (j->sample_step >= 0.0 && j->sample == 0) {
-        why = "--sample-step shapes the search of --sample N: give --sample too";
-        key = "sample_step";
-    } else if (j->sample_save && j->sample == 0) {
-        why = "--sample-save keeps what --sample N finds: give --sample too";
-        key = "sample_save";
+    }
+    /* the options that weigh, shape or keep a search: each needs one */
+    const struct {
+        bool given;
+        const char* key;
+        const char* why;
+    } need[] = {{j->sample_hit_scale > 0.0, "sample_hit_scale",
+                 "--sample-hit-scale weighs the search of --sample N: give --sample too"},
+                {j->sample_pull >= 0.0, "sample_pull",
+                 "--sample-pull shapes the search of --sample N: give --sample too"},
+                {j->sample_step >= 0.0, "sample_step",
+                 "--sample-step shapes the search of --sample N: give --sample too"},
+                {j->sample_save != NULL, "sample_save",
+                 "--sample-save keeps what --sample N finds: give --sample too"}};
+    for (size_t k = 0; !why && j->sample == 0 && k < sizeof need / sizeof need[0]; k++) {
+        why = need[k].given ? need[k].why : NULL;
+        key = need[k].given ? need[k].key : NULL;
     }
     if (field) {
         *field = key;

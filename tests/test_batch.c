@@ -236,7 +236,10 @@ START_TEST(bad_lines_fail_alone) {
                "\"sample_pull\": 1}\n"                                              /* 20 */
                "{\"clip\": \"c.bvh\", \"out\": \"y.bvh\", \"sample_step\": 0.03}\n" /* 21 */
                "{\"clip\": \"c.bvh\", \"out\": \"y.bvh\", \"sample\": 4, "
-               "\"sample_step\": -0.1}\n"); /* 22 */
+               "\"sample_step\": -0.1}\n"                                                 /* 22 */
+               "{\"clip\": \"c.bvh\", \"out\": \"y.bvh\", \"sample_root_scale\": 0.07}\n" /* 23 */
+               "{\"clip\": \"c.bvh\", \"out\": \"y.bvh\", \"sample\": 4, "
+               "\"sample_root_scale\": 11}\n"); /* 24 */
     char args[1024];
     snprintf(args, sizeof args, "batch '%s/m.jsonl' --jobs 3", dir);
     ck_assert_int_eq(run(args), 1);
@@ -265,7 +268,9 @@ START_TEST(bad_lines_fail_alone) {
         "m.jsonl:20: \"sample_pull\": expected a number from 0 to 0.9",
         "m.jsonl:21: \"sample_step\": --sample-step shapes the search of --sample N",
         "m.jsonl:22: \"sample_step\": expected an angle in rad, 0 to 1",
-        "22 jobs, 3 at once: 0 done, 0 skipped, 22 failed"};
+        "m.jsonl:23: \"sample_root_scale\": --sample-root-scale weighs the search of --sample N",
+        "m.jsonl:24: \"sample_root_scale\": expected a length in m, 0.001 to 10",
+        "24 jobs, 3 at once: 0 done, 0 skipped, 24 failed"};
     for (size_t k = 0; k < sizeof expect / sizeof *expect; k++) {
         ck_assert_msg(strstr(out, expect[k]), "expected '%s' in:\n%s", expect[k], out);
     }
@@ -275,9 +280,9 @@ START_TEST(bad_lines_fail_alone) {
 END_TEST
 
 /* A search kept by one manifest's job ("sample", "sample_save", with its hit weighed by
- * "sample_hit_scale", its joints pulled by "sample_pull" and stepped by "sample_step", which its
- * report names) and followed by another's ("sample_load"): the two BVH files byte for byte the
- * same, as with simulate. */
+ * "sample_hit_scale", its joints pulled by "sample_pull" and stepped by "sample_step", its root
+ * scored by "sample_root_scale", which its report names) and followed by another's
+ * ("sample_load"): the two BVH files byte for byte the same, as with simulate. */
 START_TEST(sampling_plans_through_manifests) {
     make_dir();
     write_text(dir, "search.jsonl",
@@ -285,7 +290,7 @@ START_TEST(sampling_plans_through_manifests) {
                "\"root\": \"free\", \"sample\": 3, \"sample_save\": \"p.json\", "
                "\"hits\": [\"time=0.2,target=Chest,speed=10,mass=0.45\"], "
                "\"sample_hit_scale\": 0.005, \"sample_pull\": 0.25, \"sample_step\": 0.04, "
-               "\"report\": \"r.json\"}\n");
+               "\"sample_root_scale\": 0.07, \"report\": \"r.json\"}\n");
     write_text(dir, "follow.jsonl",
                "{\"clip\": \"" CLIP "\", \"out\": \"b.bvh\", \"frames\": \"0:48\", "
                "\"root\": \"free\", \"sample_load\": \"p.json\", "
@@ -301,6 +306,7 @@ START_TEST(sampling_plans_through_manifests) {
     ck_assert_msg(js && cJSON_GetObjectItem(js, "hit_scale_m")->valuedouble == 0.005 &&
                       cJSON_GetObjectItem(js, "pull")->valuedouble == 0.25 &&
                       cJSON_GetObjectItem(js, "step_rad")->valuedouble == 0.04 &&
+                      cJSON_GetObjectItem(js, "root_scale_m")->valuedouble == 0.07 &&
                       cJSON_GetObjectItem(js, "samples_per_window")->valuedouble == 3,
                   "the report does not name the search's options");
     cJSON_Delete(report);

@@ -499,6 +499,10 @@ START_TEST(simulate_sample_searches_or_explains) {
         {"--sample-step 0.03 --sample-save", "--sample-step shapes the search of --sample N"},
         {"--sample 3 --sample-step 1.5 --sample-save",
          "--sample-step: expected an angle in rad, 0 to 1"},
+        {"--sample-root-scale 0.07 --sample-save",
+         "--sample-root-scale weighs the search of --sample N"},
+        {"--sample 3 --sample-root-scale 0 --sample-save",
+         "--sample-root-scale: expected a length in m, 0.001 to 10"},
         {"--frames 0:96 --sample-load", "--sample-load: sampling plan: 4 windows"}};
     for (size_t k = 0; k < sizeof misuse / sizeof misuse[0]; k++) {
         sample_run(clip, dir, "d.bvh", misuse[k][0], 2, misuse[k][1]);

@@ -11,16 +11,16 @@
  *     the pelvis never below 75 % of the clip's height and within 25 cm of the clip's path
  *     (issue 18's measures), both computed here from the recorded root coordinates against
  *     the reference's; release build only (the sanitizer runs the tracker ~20x slower);
- *   - with a hit, the struck body's root-relative return counts in that score as documented,
- *     and changes the plan;
+ *   - with a hit, the struck body's root-relative return counts in that score as documented
+ *     (with the root's scale asked, not the default's), and changes the plan;
  *   - going on from the kept sequences' simulations saved before each window gives what
  *     replaying every candidate from the start gives: the same plan, bit for bit;
  *   - the offsets it found, kept in a file and read back, give its reference bit for bit
  *     without a search; a file that does not fit (another format, an unknown joint, a short
  *     row, bad JSON, a plan for other frames or for a kinematic root) is FB_EINVAL naming it;
  *   - the pull draws the joints' offsets back toward the clip (smaller than the random walk's);
- *   - bad requests (a kinematic root, keep above samples, a pull out of 0..1) are FB_EINVAL
- *     naming what is wrong. */
+ *   - bad requests (a kinematic root, keep above samples, a pull out of 0..1, a root scale of
+ *     0) are FB_EINVAL naming what is wrong. */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -98,16 +98,17 @@ static fb_sim* run_walk(const walk* w, const fb_ref* control) {
 
 /* The search's score of a simulation's frames from t0 on, computed here from the recorded
  * metrics as docs/CONTROL.md §11 gives it: the mean over those frames of (pose / 3 cm)^2 +
- * (root / 10 cm)^2 + (turn / 0.15 rad)^2, plus, within 2 s after each hit's time, (its aim
+ * (root / root_scale)^2 + (turn / 0.15 rad)^2, plus, within 2 s after each hit's time, (its aim
  * point's root-relative deviation / hit_scale)^2; that last part alone into *hit_part. */
-static double recorded_score(fb_sim* s, double t0, double hit_scale, double* hit_part) {
+static double recorded_score(fb_sim* s, double t0, double root_scale, double hit_scale,
+                             double* hit_part) {
     int n = 0, used = 0;
     const fb_sim_frame* fr = fb_sim_frames(s, &n);
     double score = 0.0, part = 0.0;
     for (int i = 0; i < n; i++) {
         if (fr[i].time >= t0 - 1e-9) {
             const fb_track_metrics* x = &fr[i].metrics;
-            score += pow(x->mpjpe_root / 0.03, 2) + pow(x->root_pos_err / 0.10, 2) +
+            score += pow(x->mpjpe_root / 0.03, 2) + pow(x->root_pos_err / root_scale, 2) +
                      pow(x->root_rot_err / 0.15, 2);
             for (int k = 0; k < fb_sim_nball(s) && hit_scale > 0.0; k++) {
                 const double dt = fr[i].time - fb_sim_hits(s)[k].hit.time;
@@ -180,7 +181,7 @@ START_TEST(sampling_is_deterministic_and_returns_what_it_scored) {
     fb_sim* s = run_walk(&w, a);
     ck_assert_msg(same_time(fall_time(s), r1.fall_after), "fell at %g, the search said %g",
                   fall_time(s), r1.fall_after);
-    const double score = recorded_score(s, (r1.windows - 1) * o.window, 0.0, NULL);
+    const double score = recorded_score(s, (r1.windows - 1) * o.window, 0.10, 0.0, NULL);
     ck_assert_msg(fabs(score - r1.cost) <= 1e-9 * r1.cost,
                   "the run scores %.12g, the search "
                   "said %.12g",
@@ -200,12 +201,15 @@ END_TEST
 /* With a hit, the struck body's return counts in the score (o.hit_scale): over the first
  * 0.6 s of the walk with a chest ball at 0.3 s, the simulation tracking the search's answer
  * scores, by the recorded metrics and root-relative hit deviations, what the search said, the
- * hit's part of it more than a rounding; with hit_scale 0 the search finds another plan. */
+ * hit's part of it more than a rounding; with hit_scale 0 the search finds another plan. The
+ * root's scale is not the default's here (o.root_scale 7 cm), so the score read back checks it
+ * too. */
 START_TEST(a_hits_return_counts_in_the_score) {
     walk w;
     walk_make(&w, 0, 72);
     fb_sample_opts o = short_search(3);
     o.hit_scale = 0.005;
+    o.root_scale = 0.07;
     fb_hit h;
     fb_error err;
     ck_assert(fb_hit_parse("time=0.3,target=Chest,speed=10,mass=0.45", &h, &err) == FB_OK);
@@ -214,7 +218,8 @@ START_TEST(a_hits_return_counts_in_the_score) {
     fb_sim* s = run_walk_hit(&w, a, &h, 1);
     ck_assert(fb_sim_hits(s)[0].touched);
     double part = 0.0;
-    const double score = recorded_score(s, (r.windows - 1) * o.window, o.hit_scale, &part);
+    const double score =
+        recorded_score(s, (r.windows - 1) * o.window, o.root_scale, o.hit_scale, &part);
     printf("hit's return in the score: %.6g of %.6g (the search said %.6g)\n", part, score, r.cost);
     fflush(stdout);
     ck_assert_msg(fabs(score - r.cost) <= 1e-9 * r.cost,
@@ -411,6 +416,11 @@ START_TEST(bad_requests_are_named) {
     ck_assert_ptr_null(
         fb_sim_sample(w.clip, w.ch, &w.g, NULL, 0, &w.so, &o, NULL, NULL, NULL, &err));
     ck_assert_msg(strstr(err.msg, "window"), "%s", err.msg);
+    o = fb_default_sample_opts();
+    o.root_scale = 0.0;
+    ck_assert_ptr_null(
+        fb_sim_sample(w.clip, w.ch, &w.g, NULL, 0, &w.so, &o, NULL, NULL, NULL, &err));
+    ck_assert_msg(err.code == FB_EINVAL && strstr(err.msg, "root_scale"), "%s", err.msg);
     walk_free(&w);
 }
 END_TEST

@@ -17,7 +17,7 @@ static const char USAGE[] =
     "                            [--format gltf] [--self-collision] [--keep-placement]\n"
     "                            [--sample N [--threads T] [--sample-save F.json]\n"
     "                             [--sample-hit-scale M] [--sample-pull P]\n"
-    "                             [--sample-step RAD]]\n"
+    "                             [--sample-step RAD] [--sample-root-scale M]]\n"
     "                            [--sample-load F.json] [--quiet]\n"
     "\n"
     "Builds the clip's character, fits the clip and its feedforward torques, and simulates the\n"
@@ -82,6 +82,10 @@ static const char USAGE_SAMPLING[] =
     "  --sample-step RAD     the spread of a window's step of a joint's offset and of the\n"
     "                        root's turn (0 to 1 rad; default 0.05; 0.02 follows the clip's\n"
     "                        pose more closely, docs/CONTROL.md §11)\n"
+    "  --sample-root-scale M\n"
+    "                        the root's distance from the clip's path over M (m) counts in\n"
+    "                        the search's score (0.001 to 10; default 0.1; smaller keeps the\n"
+    "                        root nearer the path, docs/CONTROL.md §11)\n"
     "  --sample-save F.json  keep the offsets the search found in F (whole or not at all)\n"
     "  --sample-load F.json  instead of searching, follow the offsets kept in F: the same\n"
     "                        clip, frames, gains and hits give the searched run bit for bit\n"
@@ -108,11 +112,12 @@ static int add_hit(sim_job* j, const fb_hit* h) {
     return 0;
 }
 
-/* A number from 0 to hi for option opt into *dst: 1, or -1 after saying what was expected. */
-static int ranged(const char* opt, const char* val, double hi, const char* what, double* dst) {
+/* A number from lo to hi for option opt into *dst: 1, or -1 after saying what was expected. */
+static int ranged(const char* opt, const char* val, double lo, double hi, const char* what,
+                  double* dst) {
     char* end = NULL;
     const double v = strtod(val, &end);
-    if (*val == '\0' || *end != '\0' || !(v >= 0.0 && v <= hi)) {
+    if (*val == '\0' || *end != '\0' || !(v >= lo && v <= hi)) {
         fprintf(stderr, "featherbone simulate: %s: expected %s, found '%s'\n", opt, what, val);
         return -1;
     }
@@ -137,11 +142,23 @@ static int take(sim_job* j, int argc, char** argv, int* i) {
         j->keep_placement = true;
         return 1;
     }
-    const char* with_value[] = {
-        "--hit",         "--hits",        "--random-hits",      "--seed",    "--gains",
-        "--frames",      "--report",      "--sample",           "--threads", "--format",
-        "--sample-save", "--sample-load", "--sample-hit-scale", "--anchor",  "--sample-pull",
-        "--sample-step"};
+    const char* with_value[] = {"--hit",
+                                "--hits",
+                                "--random-hits",
+                                "--seed",
+                                "--gains",
+                                "--frames",
+                                "--report",
+                                "--sample",
+                                "--threads",
+                                "--format",
+                                "--sample-save",
+                                "--sample-load",
+                                "--sample-hit-scale",
+                                "--anchor",
+                                "--sample-pull",
+                                "--sample-step",
+                                "--sample-root-scale"};
     const int nwith = (int)(sizeof with_value / sizeof with_value[0]);
     int k = 0;
     while (k < nwith && strcmp(opt, with_value[k]) != 0) {
@@ -218,11 +235,13 @@ static int take(sim_job* j, int argc, char** argv, int* i) {
         j->sample_load = val;
         return 1;
     case 12:
-        return ranged(opt, val, 10.0, "a length in m, 0..10", &j->sample_hit_scale);
+        return ranged(opt, val, 0.0, 10.0, "a length in m, 0..10", &j->sample_hit_scale);
     case 14:
-        return ranged(opt, val, 0.9, "a number from 0 to 0.9", &j->sample_pull);
+        return ranged(opt, val, 0.0, 0.9, "a number from 0 to 0.9", &j->sample_pull);
     case 15:
-        return ranged(opt, val, 1.0, "an angle in rad, 0 to 1", &j->sample_step);
+        return ranged(opt, val, 0.0, 1.0, "an angle in rad, 0 to 1", &j->sample_step);
+    case 16:
+        return ranged(opt, val, 0.001, 10.0, "a length in m, 0.001 to 10", &j->sample_root_scale);
     case 13:
         if (strcmp(val, "path") != 0 && strcmp(val, "feet") != 0) {
             fprintf(stderr, "featherbone simulate: --anchor: expected path or feet, found '%s'\n",

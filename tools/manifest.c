@@ -55,6 +55,7 @@ typedef enum key_id {
     K_ANCHOR,
     K_SAMPLE_PULL,
     K_SAMPLE_STEP,
+    K_SAMPLE_ROOT_SCALE,
     NKEY
 } key_id;
 
@@ -89,7 +90,8 @@ static const char* const KEYS[NKEY] = {"clip",
                                        "sample_hit_scale",
                                        "anchor",
                                        "sample_pull",
-                                       "sample_step"};
+                                       "sample_step",
+                                       "sample_root_scale"};
 
 /* What a bad line says: "\"key\": message" into msg. Returns false, for `return fail(...)`. */
 static bool fail(char* msg, size_t cap, const char* key, const char* fmt, ...)
@@ -396,6 +398,9 @@ static bool scalar_value(key_id k, const cJSON* e, sim_job* job, char* msg, size
     case K_SAMPLE_STEP:
         return number_value(e, key, 0.0, 1.0, "an angle in rad, 0 to 1", &job->sample_step, msg,
                             cap);
+    case K_SAMPLE_ROOT_SCALE:
+        return number_value(e, key, 0.001, 10.0, "a length in m, 0.001 to 10",
+                            &job->sample_root_scale, msg, cap);
     case K_RANDOM_HITS:
         if (!cJSON_IsNumber(e) || !(e->valuedouble >= 0.0) ||
             !(e->valuedouble <= FB_SIM_MAX_BALLS) || e->valuedouble != floor(e->valuedouble)) {

@@ -21,6 +21,7 @@ void sim_job_init(sim_job* j) {
     j->anchor = -1;
     j->sample_pull = -1.0;
     j->sample_step = -1.0;
+    j->sample_root_scale = -1.0;
 }
 
 bool sim_job_parse_frames(const char* val, sim_job* j) {
@@ -76,6 +77,11 @@ static double job_step(const sim_job* j) {
     return j->sample_step >= 0.0 ? j->sample_step : fb_default_sample_opts().sigma_joint;
 }
 
+/* The score's root scale (--sample-root-scale), or the library's default when not given. */
+static double job_root_scale(const sim_job* j) {
+    return j->sample_root_scale >= 0.0 ? j->sample_root_scale : fb_default_sample_opts().root_scale;
+}
+
 bool sim_job_sampling_ok(const sim_job* j, const char** field, char* msg, size_t cap) {
     const char* why = NULL;
     const char* key = NULL;
@@ -95,6 +101,8 @@ bool sim_job_sampling_ok(const sim_job* j, const char** field, char* msg, size_t
                  "--sample-pull shapes the search of --sample N: give --sample too"},
                 {j->sample_step >= 0.0, "sample_step",
                  "--sample-step shapes the search of --sample N: give --sample too"},
+                {j->sample_root_scale >= 0.0, "sample_root_scale",
+                 "--sample-root-scale weighs the search of --sample N: give --sample too"},
                 {j->sample_save != NULL, "sample_save",
                  "--sample-save keeps what --sample N finds: give --sample too"}};
     for (size_t k = 0; !why && j->sample == 0 && k < sizeof need / sizeof need[0]; k++) {
@@ -180,6 +188,7 @@ static int job_sample(const sim_job* j, const fb_clip* clip, const fb_character*
     o.hit_scale = j->sample_hit_scale;
     o.pull = job_pull(j);
     o.sigma_joint = job_step(j);
+    o.root_scale = job_root_scale(j);
     o.threads = j->threads > 0 ? j->threads : 1;
     fb_sample_plan plan = {0};
     o.plan = j->sample_save ? &plan : NULL;
@@ -198,11 +207,11 @@ static int job_sample(const sim_job* j, const fb_clip* clip, const fb_character*
     fprintf(log,
             "%s: sampling: %d windows of %.2f s, %d simulations each, %ld in all (%d time%s "
             "back), on %d thread%s in %.1f s wall; %d joint axes offset (steps of %g rad, the "
-            "joints' pulled back by %g a window); tracking the clip it %s, tracking the sampled "
-            "reference it %s\n",
+            "joints' pulled back by %g a window, the root's distance from the path scored "
+            "over %g m); tracking the clip it %s, tracking the sampled reference it %s\n",
             tag, res->windows, o.window, o.samples, res->simulations, res->backtracks,
             res->backtracks == 1 ? "" : "s", o.threads, o.threads == 1 ? "" : "s", wall_s() - t0,
-            res->dofs, o.sigma_joint, o.pull,
+            res->dofs, o.sigma_joint, o.pull, o.root_scale,
             sim_fall_words(res->fall_before, before, sizeof before),
             sim_fall_words(res->fall_after, after, sizeof after));
     int rc = EXIT_OK;
@@ -351,6 +360,7 @@ static int write_outputs(const sim_job* j, const fb_sim* s, const fb_character* 
                                   .hit_scale = j->sample_hit_scale,
                                   .pull = job_pull(j),
                                   .step = job_step(j),
+                                  .root_scale = job_root_scale(j),
                                   .sample_plan = j->sample_load ? j->sample_load : j->sample_save};
     for (int k = 0; st == FB_OK && k < j->nreport; k++) {
         st = ends_with(j->report[k], ".json") ? sim_report_json(s, &info, j->report[k], &err)

@@ -43,6 +43,8 @@ typedef struct sim_job {
                                 library's default) */
     double sample_step;      /* --sample-step RAD: fb_sample_opts.sigma_joint (< 0: not given,
                                 the library's default) */
+    double sample_root_scale; /* --sample-root-scale M: fb_sample_opts.root_scale (< 0: not
+                                 given, the library's default) */
 } sim_job;
 
 void sim_job_init(sim_job* j);

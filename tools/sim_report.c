@@ -411,6 +411,7 @@ fb_status sim_report_json(const fb_sim* s, const sim_report_info* info, const ch
         cJSON_AddNumberToObject(js, "hit_scale_m", info->hit_scale);
         cJSON_AddNumberToObject(js, "pull", info->pull);
         cJSON_AddNumberToObject(js, "step_rad", info->step);
+        cJSON_AddNumberToObject(js, "root_scale_m", info->root_scale);
         cJSON_AddNumberToObject(js, "windows", r->windows);
         cJSON_AddNumberToObject(js, "dofs", r->dofs);
         cJSON_AddNumberToObject(js, "simulations", (double)r->simulations);

@@ -18,6 +18,7 @@ typedef struct sim_report_info {
     double hit_scale;               /* m: its hits' weight (--sample-hit-scale; 0: none) */
     double pull;                    /* its joints' pull toward the clip (--sample-pull) */
     double step;                    /* rad: the spread of its joints' steps (--sample-step) */
+    double root_scale;              /* m: its score's root scale (--sample-root-scale) */
     const char* sample_plan;        /* the plan file the search was kept in (--sample-save) or the
                                        reference followed (--sample-load), or NULL */
 } sim_report_info;

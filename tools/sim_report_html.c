@@ -164,15 +164,17 @@ static void run_section(html_doc* h, const page* p) {
                      ", the struck bodies' return counted over %g m (--sample-hit-scale)",
                      p->info->hit_scale);
         }
-        html_paragraphf(h,
-                        "Reference: sampled (--sample %d, docs/CONTROL.md §11%s): %d windows, %d "
-                        "joint axes offset by steps of %g rad, pulled back toward the clip by %g "
-                        "a window, %ld simulations (%d times back). Tracking the clip the "
-                        "character %s; tracking the sampled reference it %s.",
-                        p->info->samples, hits, r->windows, r->dofs, p->info->step, p->info->pull,
-                        r->simulations, r->backtracks,
-                        sim_fall_words(r->fall_before, before, sizeof before),
-                        sim_fall_words(r->fall_after, after, sizeof after));
+        html_paragraphf(
+            h,
+            "Reference: sampled (--sample %d, docs/CONTROL.md §11%s): %d windows, %d "
+            "joint axes offset by steps of %g rad, pulled back toward the clip by %g "
+            "a window, the root's distance from the clip's path scored over %g m, %ld simulations "
+            "(%d times back). Tracking the clip the character %s; tracking the "
+            "sampled reference it %s.",
+            p->info->samples, hits, r->windows, r->dofs, p->info->step, p->info->pull,
+            p->info->root_scale, r->simulations, r->backtracks,
+            sim_fall_words(r->fall_before, before, sizeof before),
+            sim_fall_words(r->fall_after, after, sizeof after));
     }
     if (p->info->sample_plan) {
         html_paragraphf(h, "%s the sampling plan %s (docs/CONTROL.md §11).",

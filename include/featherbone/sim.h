@@ -340,6 +340,8 @@ typedef struct fb_sample_opts {
     double sigma_joint; /* rad: spread of a control point's change from the last, per
                            sampled joint axis and for the root's turn (default 0.05) */
     double sigma_root;  /* m: the same for the root's position (default 0.01) */
+    double root_scale;  /* m: the scale of the root's distance from the clip's path in the
+                           score (default 0.10): smaller keeps the root nearer the path */
     double pull;        /* 0..1 (below 1): each window's step of a sampled joint axis (not the
                            root's turn or position) is drawn about (1 - pull) times the last
                            control point instead of the point itself, so that the joints'

@@ -37,11 +37,10 @@
 #define MAX_DOFS FB_SAMPLE_MAX_DOFS
 #define MAX_THREADS 64
 #define MAX_SAMPLES 100000
-/* Scales of the score's terms: root-relative joint positions (m), the root's position (m) and
- * turn (rad) from the clip's; a window's score is the mean over its recorded frames of the
- * squares of each error over its scale, summed. */
+/* Scales of the score's terms: root-relative joint positions (m) and the root's turn (rad) from
+ * the clip's (the root's position's is o->root_scale); a window's score is the mean over its
+ * recorded frames of the squares of each error over its scale, summed. */
 #define COST_POSE 0.03
-#define COST_ROOT_POS 0.10
 #define COST_ROOT_ROT 0.15
 /* s after a hit's time over which its aim point's root-relative deviation counts in the score
  * when o->hit_scale asks (off by default: docs/CONTROL.md §11 has what it did): the 1.5 s
@@ -70,6 +69,7 @@ fb_sample_opts fb_default_sample_opts(void) {
                             .lookahead = 0.8,
                             .sigma_joint = 0.05,
                             .sigma_root = 0.01,
+                            .root_scale = 0.10,
                             .pull = 0.1,
                             .seed = 1,
                             .threads = 1,
@@ -265,7 +265,7 @@ static double score(const sampler* sp, const fb_sim* s, double t0, double t1, do
             continue;
         }
         const fb_track_metrics* x = &fr[i].metrics;
-        const double a = x->mpjpe_root / COST_POSE, b = x->root_pos_err / COST_ROOT_POS;
+        const double a = x->mpjpe_root / COST_POSE, b = x->root_pos_err / sp->o.root_scale;
         const double r = x->root_rot_err / COST_ROOT_ROT;
         c += a * a + b * b + r * r;
         for (int k = 0; k < sp->nhit && sp->o.hit_scale > 0.0; k++) {
@@ -394,6 +394,10 @@ static fb_status check_opts(const fb_sample_opts* o, fb_error* err) {
                        "sampling: sigma_joint, sigma_root: expected 0..1, "
                        "found %g, %g",
                        o->sigma_joint, o->sigma_root);
+    }
+    if (!(o->root_scale >= 0.001 && o->root_scale <= 10.0)) {
+        return fb_fail(err, FB_EINVAL, "sampling: root_scale: expected 0.001..10 m, found %g",
+                       o->root_scale);
     }
     if (!(o->pull >= 0.0 && o->pull < 1.0)) {
         return fb_fail(err, FB_EINVAL, "sampling: pull: expected 0 to below 1, found %g", o->pull);

@@ -67,19 +67,17 @@ int sim_job_outputs(const sim_job* j, char bufs[SIM_JOB_MAX_OUTPUTS][1024]) {
     return n;
 }
 
-/* The search's pull (--sample-pull), or the library's default when not given. */
-static double job_pull(const sim_job* j) {
-    return j->sample_pull >= 0.0 ? j->sample_pull : fb_default_sample_opts().pull;
-}
-
-/* The spread of its joints' steps (--sample-step), or the library's default when not given. */
-static double job_step(const sim_job* j) {
-    return j->sample_step >= 0.0 ? j->sample_step : fb_default_sample_opts().sigma_joint;
-}
-
-/* The score's root scale (--sample-root-scale), or the library's default when not given. */
-static double job_root_scale(const sim_job* j) {
-    return j->sample_root_scale >= 0.0 ? j->sample_root_scale : fb_default_sample_opts().root_scale;
+/* The search's options as the job asks them: the library's defaults where an option was not
+ * given (the job's field below 0), its hit scale (0: not counted) and seed; what the search
+ * runs and what the report names. */
+static fb_sample_opts job_sample_opts(const sim_job* j) {
+    fb_sample_opts o = fb_default_sample_opts();
+    o.pull = j->sample_pull >= 0.0 ? j->sample_pull : o.pull;
+    o.sigma_joint = j->sample_step >= 0.0 ? j->sample_step : o.sigma_joint;
+    o.root_scale = j->sample_root_scale >= 0.0 ? j->sample_root_scale : o.root_scale;
+    o.hit_scale = j->sample_hit_scale;
+    o.seed = j->seed;
+    return o;
 }
 
 bool sim_job_sampling_ok(const sim_job* j, const char** field, char* msg, size_t cap) {
@@ -179,16 +177,11 @@ static int job_sample(const sim_job* j, const fb_clip* clip, const fb_character*
                 tag);
         return EXIT_USAGE;
     }
-    fb_sample_opts o = fb_default_sample_opts();
+    fb_sample_opts o = job_sample_opts(j);
     o.samples = j->sample;
     /* the default share kept, 10 of 40; at least one kept and, from 2 samples on, one drawn
      * (keeping all N would carry the same sequences on and draw nothing) */
     o.keep = j->sample >= 4 * o.keep ? o.keep : (j->sample >= 4 ? j->sample / 4 : 1);
-    o.seed = j->seed;
-    o.hit_scale = j->sample_hit_scale;
-    o.pull = job_pull(j);
-    o.sigma_joint = job_step(j);
-    o.root_scale = job_root_scale(j);
     o.threads = j->threads > 0 ? j->threads : 1;
     fb_sample_plan plan = {0};
     o.plan = j->sample_save ? &plan : NULL;
@@ -351,16 +344,17 @@ static int write_outputs(const sim_job* j, const fb_sim* s, const fb_character* 
     if (st == FB_OK) {
         st = sim_balls_json(s, paths[1], &err);
     }
+    const fb_sample_opts so = job_sample_opts(j);
     const sim_report_info info = {.clip_path = j->clip.clip,
                                   .gains_path = j->gains,
                                   .gains = g,
                                   .ch = ch,
                                   .sample = sample,
                                   .samples = j->sample,
-                                  .hit_scale = j->sample_hit_scale,
-                                  .pull = job_pull(j),
-                                  .step = job_step(j),
-                                  .root_scale = job_root_scale(j),
+                                  .hit_scale = so.hit_scale,
+                                  .pull = so.pull,
+                                  .step = so.sigma_joint,
+                                  .root_scale = so.root_scale,
                                   .sample_plan = j->sample_load ? j->sample_load : j->sample_save};
     for (int k = 0; st == FB_OK && k < j->nreport; k++) {
         st = ends_with(j->report[k], ".json") ? sim_report_json(s, &info, j->report[k], &err)

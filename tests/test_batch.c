@@ -239,7 +239,13 @@ START_TEST(bad_lines_fail_alone) {
                "\"sample_step\": -0.1}\n"                                                 /* 22 */
                "{\"clip\": \"c.bvh\", \"out\": \"y.bvh\", \"sample_root_scale\": 0.07}\n" /* 23 */
                "{\"clip\": \"c.bvh\", \"out\": \"y.bvh\", \"sample\": 4, "
-               "\"sample_root_scale\": 11}\n"); /* 24 */
+               "\"sample_root_scale\": 11}\n"                                              /* 24 */
+               "{\"clip\": \"c.bvh\", \"out\": \"y.bvh\", \"sample_height_scale\": 0.1}\n" /* 25 */
+               "{\"clip\": \"c.bvh\", \"out\": \"y.bvh\", \"sample\": 4, "
+               "\"sample_height_scale\": -1}\n"                                       /* 26 */
+               "{\"clip\": \"c.bvh\", \"out\": \"y.bvh\", \"sample_upright\": 0.7}\n" /* 27 */
+               "{\"clip\": \"c.bvh\", \"out\": \"y.bvh\", \"sample\": 4, "
+               "\"sample_upright\": 1}\n"); /* 28 */
     char args[1024];
     snprintf(args, sizeof args, "batch '%s/m.jsonl' --jobs 3", dir);
     ck_assert_int_eq(run(args), 1);
@@ -270,7 +276,12 @@ START_TEST(bad_lines_fail_alone) {
         "m.jsonl:22: \"sample_step\": expected an angle in rad, 0 to 1",
         "m.jsonl:23: \"sample_root_scale\": --sample-root-scale weighs the search of --sample N",
         "m.jsonl:24: \"sample_root_scale\": expected a length in m, 0.001 to 10",
-        "24 jobs, 3 at once: 0 done, 0 skipped, 24 failed"};
+        "m.jsonl:25: \"sample_height_scale\": --sample-height-scale weighs the search of --sample "
+        "N",
+        "m.jsonl:26: \"sample_height_scale\": expected a length in m, 0 to 10",
+        "m.jsonl:27: \"sample_upright\": --sample-upright shapes the search of --sample N",
+        "m.jsonl:28: \"sample_upright\": expected a fraction, 0 to 0.99",
+        "28 jobs, 3 at once: 0 done, 0 skipped, 28 failed"};
     for (size_t k = 0; k < sizeof expect / sizeof *expect; k++) {
         ck_assert_msg(strstr(out, expect[k]), "expected '%s' in:\n%s", expect[k], out);
     }
@@ -281,7 +292,8 @@ END_TEST
 
 /* A search kept by one manifest's job ("sample", "sample_save", with its hit weighed by
  * "sample_hit_scale", its joints pulled by "sample_pull" and stepped by "sample_step", its root
- * scored by "sample_root_scale", which its report names) and followed by another's
+ * scored by "sample_root_scale", "sample_height_scale" and "sample_upright", which its report
+ * names) and followed by another's
  * ("sample_load"): the two BVH files byte for byte the same, as with simulate. */
 START_TEST(sampling_plans_through_manifests) {
     make_dir();
@@ -290,7 +302,8 @@ START_TEST(sampling_plans_through_manifests) {
                "\"root\": \"free\", \"sample\": 3, \"sample_save\": \"p.json\", "
                "\"hits\": [\"time=0.2,target=Chest,speed=10,mass=0.45\"], "
                "\"sample_hit_scale\": 0.005, \"sample_pull\": 0.25, \"sample_step\": 0.04, "
-               "\"sample_root_scale\": 0.07, \"report\": \"r.json\"}\n");
+               "\"sample_root_scale\": 0.07, \"sample_height_scale\": 0.04, "
+               "\"sample_upright\": 0.7, \"report\": \"r.json\"}\n");
     write_text(dir, "follow.jsonl",
                "{\"clip\": \"" CLIP "\", \"out\": \"b.bvh\", \"frames\": \"0:48\", "
                "\"root\": \"free\", \"sample_load\": \"p.json\", "
@@ -307,6 +320,8 @@ START_TEST(sampling_plans_through_manifests) {
                       cJSON_GetObjectItem(js, "pull")->valuedouble == 0.25 &&
                       cJSON_GetObjectItem(js, "step_rad")->valuedouble == 0.04 &&
                       cJSON_GetObjectItem(js, "root_scale_m")->valuedouble == 0.07 &&
+                      cJSON_GetObjectItem(js, "height_scale_m")->valuedouble == 0.04 &&
+                      cJSON_GetObjectItem(js, "upright")->valuedouble == 0.7 &&
                       cJSON_GetObjectItem(js, "samples_per_window")->valuedouble == 3,
                   "the report does not name the search's options");
     cJSON_Delete(report);

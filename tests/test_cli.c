@@ -503,6 +503,13 @@ START_TEST(simulate_sample_searches_or_explains) {
          "--sample-root-scale weighs the search of --sample N"},
         {"--sample 3 --sample-root-scale 0 --sample-save",
          "--sample-root-scale: expected a length in m, 0.001 to 10"},
+        {"--sample-height-scale 0.1 --sample-save",
+         "--sample-height-scale weighs the search of --sample N"},
+        {"--sample 3 --sample-height-scale 11 --sample-save",
+         "--sample-height-scale: expected a length in m, 0 to 10"},
+        {"--sample-upright 0.7 --sample-save", "--sample-upright shapes the search of --sample N"},
+        {"--sample 3 --sample-upright 1 --sample-save",
+         "--sample-upright: expected a fraction, 0 to 0.99"},
         {"--frames 0:96 --sample-load", "--sample-load: sampling plan: 4 windows"}};
     for (size_t k = 0; k < sizeof misuse / sizeof misuse[0]; k++) {
         sample_run(clip, dir, "d.bvh", misuse[k][0], 2, misuse[k][1]);

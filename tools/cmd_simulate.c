@@ -17,7 +17,8 @@ static const char USAGE[] =
     "                            [--format gltf] [--self-collision] [--keep-placement]\n"
     "                            [--sample N [--threads T] [--sample-save F.json]\n"
     "                             [--sample-hit-scale M] [--sample-pull P]\n"
-    "                             [--sample-step RAD] [--sample-root-scale M]]\n"
+    "                             [--sample-step RAD] [--sample-root-scale M]\n"
+    "                             [--sample-height-scale M] [--sample-upright F]]\n"
     "                            [--sample-load F.json] [--quiet]\n"
     "\n"
     "Builds the clip's character, fits the clip and its feedforward torques, and simulates the\n"
@@ -80,12 +81,17 @@ static const char USAGE_SAMPLING[] =
     "                        unless the search keeps them (0 to 0.9; default 0.1; 0: the\n"
     "                        random walk before stop 35; the root's offsets are not pulled)\n"
     "  --sample-step RAD     the spread of a window's step of a joint's offset and of the\n"
-    "                        root's turn (0 to 1 rad; default 0.05; 0.02 follows the clip's\n"
-    "                        pose more closely, docs/CONTROL.md §11)\n"
+    "                        root's turn (0 to 1 rad; default 0.02; 0.05 until stop 38,\n"
+    "                        docs/CONTROL.md §11)\n"
     "  --sample-root-scale M\n"
     "                        the root's distance from the clip's path over M (m) counts in\n"
-    "                        the search's score (0.001 to 10; default 0.1; smaller keeps the\n"
-    "                        root nearer the path, docs/CONTROL.md §11)\n"
+    "                        the search's score (0.001 to 10; default 0.05; smaller keeps\n"
+    "                        the root nearer the path, docs/CONTROL.md §11)\n"
+    "  --sample-height-scale M\n"
+    "                        the root's drop below the clip's height over M (m) counts in\n"
+    "                        the search's score (0: not, or 0.001 to 10; default 0.05)\n"
+    "  --sample-upright F    a candidate whose root sinks below F of the clip's height counts\n"
+    "                        as fallen (0 to 0.99; default 0.8; 0: only real falls)\n"
     "  --sample-save F.json  keep the offsets the search found in F (whole or not at all)\n"
     "  --sample-load F.json  instead of searching, follow the offsets kept in F: the same\n"
     "                        clip, frames, gains and hits give the searched run bit for bit\n"
@@ -158,7 +164,9 @@ static int take(sim_job* j, int argc, char** argv, int* i) {
                                 "--anchor",
                                 "--sample-pull",
                                 "--sample-step",
-                                "--sample-root-scale"};
+                                "--sample-root-scale",
+                                "--sample-height-scale",
+                                "--sample-upright"};
     const int nwith = (int)(sizeof with_value / sizeof with_value[0]);
     int k = 0;
     while (k < nwith && strcmp(opt, with_value[k]) != 0) {
@@ -242,6 +250,10 @@ static int take(sim_job* j, int argc, char** argv, int* i) {
         return ranged(opt, val, 0.0, 1.0, "an angle in rad, 0 to 1", &j->sample_step);
     case 16:
         return ranged(opt, val, 0.001, 10.0, "a length in m, 0.001 to 10", &j->sample_root_scale);
+    case 17:
+        return ranged(opt, val, 0.0, 10.0, "a length in m, 0 to 10", &j->sample_height_scale);
+    case 18:
+        return ranged(opt, val, 0.0, 0.99, "a fraction, 0 to 0.99", &j->sample_upright);
     case 13:
         if (strcmp(val, "path") != 0 && strcmp(val, "feet") != 0) {
             fprintf(stderr, "featherbone simulate: --anchor: expected path or feet, found '%s'\n",

@@ -56,6 +56,8 @@ typedef enum key_id {
     K_SAMPLE_PULL,
     K_SAMPLE_STEP,
     K_SAMPLE_ROOT_SCALE,
+    K_SAMPLE_HEIGHT_SCALE,
+    K_SAMPLE_UPRIGHT,
     NKEY
 } key_id;
 
@@ -91,7 +93,9 @@ static const char* const KEYS[NKEY] = {"clip",
                                        "anchor",
                                        "sample_pull",
                                        "sample_step",
-                                       "sample_root_scale"};
+                                       "sample_root_scale",
+                                       "sample_height_scale",
+                                       "sample_upright"};
 
 /* What a bad line says: "\"key\": message" into msg. Returns false, for `return fail(...)`. */
 static bool fail(char* msg, size_t cap, const char* key, const char* fmt, ...)
@@ -401,6 +405,12 @@ static bool scalar_value(key_id k, const cJSON* e, sim_job* job, char* msg, size
     case K_SAMPLE_ROOT_SCALE:
         return number_value(e, key, 0.001, 10.0, "a length in m, 0.001 to 10",
                             &job->sample_root_scale, msg, cap);
+    case K_SAMPLE_HEIGHT_SCALE:
+        return number_value(e, key, 0.0, 10.0, "a length in m, 0 to 10", &job->sample_height_scale,
+                            msg, cap);
+    case K_SAMPLE_UPRIGHT:
+        return number_value(e, key, 0.0, 0.99, "a fraction, 0 to 0.99", &job->sample_upright, msg,
+                            cap);
     case K_RANDOM_HITS:
         if (!cJSON_IsNumber(e) || !(e->valuedouble >= 0.0) ||
             !(e->valuedouble <= FB_SIM_MAX_BALLS) || e->valuedouble != floor(e->valuedouble)) {

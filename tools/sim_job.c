@@ -22,6 +22,8 @@ void sim_job_init(sim_job* j) {
     j->sample_pull = -1.0;
     j->sample_step = -1.0;
     j->sample_root_scale = -1.0;
+    j->sample_height_scale = -1.0;
+    j->sample_upright = -1.0;
 }
 
 bool sim_job_parse_frames(const char* val, sim_job* j) {
@@ -75,6 +77,8 @@ static fb_sample_opts job_sample_opts(const sim_job* j) {
     o.pull = j->sample_pull >= 0.0 ? j->sample_pull : o.pull;
     o.sigma_joint = j->sample_step >= 0.0 ? j->sample_step : o.sigma_joint;
     o.root_scale = j->sample_root_scale >= 0.0 ? j->sample_root_scale : o.root_scale;
+    o.height_scale = j->sample_height_scale >= 0.0 ? j->sample_height_scale : o.height_scale;
+    o.upright = j->sample_upright >= 0.0 ? j->sample_upright : o.upright;
     o.hit_scale = j->sample_hit_scale;
     o.seed = j->seed;
     return o;
@@ -101,6 +105,10 @@ bool sim_job_sampling_ok(const sim_job* j, const char** field, char* msg, size_t
                  "--sample-step shapes the search of --sample N: give --sample too"},
                 {j->sample_root_scale >= 0.0, "sample_root_scale",
                  "--sample-root-scale weighs the search of --sample N: give --sample too"},
+                {j->sample_height_scale >= 0.0, "sample_height_scale",
+                 "--sample-height-scale weighs the search of --sample N: give --sample too"},
+                {j->sample_upright >= 0.0, "sample_upright",
+                 "--sample-upright shapes the search of --sample N: give --sample too"},
                 {j->sample_save != NULL, "sample_save",
                  "--sample-save keeps what --sample N finds: give --sample too"}};
     for (size_t k = 0; !why && j->sample == 0 && k < sizeof need / sizeof need[0]; k++) {
@@ -201,10 +209,11 @@ static int job_sample(const sim_job* j, const fb_clip* clip, const fb_character*
             "%s: sampling: %d windows of %.2f s, %d simulations each, %ld in all (%d time%s "
             "back), on %d thread%s in %.1f s wall; %d joint axes offset (steps of %g rad, the "
             "joints' pulled back by %g a window, the root's distance from the path scored "
-            "over %g m); tracking the clip it %s, tracking the sampled reference it %s\n",
+            "over %g m and its drop below the clip's height over %g m, below %g of that height "
+            "a fall); tracking the clip it %s, tracking the sampled reference it %s\n",
             tag, res->windows, o.window, o.samples, res->simulations, res->backtracks,
             res->backtracks == 1 ? "" : "s", o.threads, o.threads == 1 ? "" : "s", wall_s() - t0,
-            res->dofs, o.sigma_joint, o.pull, o.root_scale,
+            res->dofs, o.sigma_joint, o.pull, o.root_scale, o.height_scale, o.upright,
             sim_fall_words(res->fall_before, before, sizeof before),
             sim_fall_words(res->fall_after, after, sizeof after));
     int rc = EXIT_OK;
@@ -355,6 +364,8 @@ static int write_outputs(const sim_job* j, const fb_sim* s, const fb_character* 
                                   .pull = so.pull,
                                   .step = so.sigma_joint,
                                   .root_scale = so.root_scale,
+                                  .height_scale = so.height_scale,
+                                  .upright = so.upright,
                                   .sample_plan = j->sample_load ? j->sample_load : j->sample_save};
     for (int k = 0; st == FB_OK && k < j->nreport; k++) {
         st = ends_with(j->report[k], ".json") ? sim_report_json(s, &info, j->report[k], &err)

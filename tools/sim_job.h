@@ -45,6 +45,10 @@ typedef struct sim_job {
                                 the library's default) */
     double sample_root_scale; /* --sample-root-scale M: fb_sample_opts.root_scale (< 0: not
                                  given, the library's default) */
+    double sample_height_scale; /* --sample-height-scale M: fb_sample_opts.height_scale (< 0:
+                                   not given, the library's default) */
+    double sample_upright;      /* --sample-upright F: fb_sample_opts.upright (< 0: not given,
+                                   the library's default) */
 } sim_job;
 
 void sim_job_init(sim_job* j);

@@ -412,6 +412,8 @@ fb_status sim_report_json(const fb_sim* s, const sim_report_info* info, const ch
         cJSON_AddNumberToObject(js, "pull", info->pull);
         cJSON_AddNumberToObject(js, "step_rad", info->step);
         cJSON_AddNumberToObject(js, "root_scale_m", info->root_scale);
+        cJSON_AddNumberToObject(js, "height_scale_m", info->height_scale);
+        cJSON_AddNumberToObject(js, "upright", info->upright);
         cJSON_AddNumberToObject(js, "windows", r->windows);
         cJSON_AddNumberToObject(js, "dofs", r->dofs);
         cJSON_AddNumberToObject(js, "simulations", (double)r->simulations);

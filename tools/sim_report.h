@@ -19,6 +19,8 @@ typedef struct sim_report_info {
     double pull;                    /* its joints' pull toward the clip (--sample-pull) */
     double step;                    /* rad: the spread of its joints' steps (--sample-step) */
     double root_scale;              /* m: its score's root scale (--sample-root-scale) */
+    double height_scale;            /* m: its score's drop scale (--sample-height-scale) */
+    double upright;                 /* its upright line (--sample-upright) */
     const char* sample_plan;        /* the plan file the search was kept in (--sample-save) or the
                                        reference followed (--sample-load), or NULL */
 } sim_report_info;

@@ -168,12 +168,13 @@ static void run_section(html_doc* h, const page* p) {
             h,
             "Reference: sampled (--sample %d, docs/CONTROL.md §11%s): %d windows, %d "
             "joint axes offset by steps of %g rad, pulled back toward the clip by %g "
-            "a window, the root's distance from the clip's path scored over %g m, %ld simulations "
-            "(%d times back). Tracking the clip the character %s; tracking the "
+            "a window, the root's distance from the clip's path scored over %g m and its drop "
+            "below the clip's height over %g m, the root below %g of that height a fall, %ld "
+            "simulations (%d times back). Tracking the clip the character %s; tracking the "
             "sampled reference it %s.",
             p->info->samples, hits, r->windows, r->dofs, p->info->step, p->info->pull,
-            p->info->root_scale, r->simulations, r->backtracks,
-            sim_fall_words(r->fall_before, before, sizeof before),
+            p->info->root_scale, p->info->height_scale, p->info->upright, r->simulations,
+            r->backtracks, sim_fall_words(r->fall_before, before, sizeof before),
             sim_fall_words(r->fall_after, after, sizeof after));
     }
     if (p->info->sample_plan) {

@@ -349,6 +349,9 @@ typedef struct fb_track_metrics {
     double angle_err;     /* rad: mean over actuated joints of the relative rotation angle */
     double root_pos_err;  /* m */
     double root_rot_err;  /* rad */
+    double root_height;   /* m: the root's height above the ground; 0 for a fixed root */
+    double root_height_err; /* m: the root's height above the ground less the clip's (below the
+                               clip: negative); 0 for a fixed root */
     double com_err;       /* m: whole-body centre of mass */
     int limits_bound;     /* dofs whose torque sat at its limit in the last substep */
     double assist_force;  /* N, assisted root: the helping force of the last substep */

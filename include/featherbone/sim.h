@@ -338,10 +338,20 @@ typedef struct fb_sample_opts {
     double window;      /* s between the offsets' control points (default 0.1) */
     double lookahead;   /* s simulated past a window's end to score it (default 0.8) */
     double sigma_joint; /* rad: spread of a control point's change from the last, per
-                           sampled joint axis and for the root's turn (default 0.05) */
+                           sampled joint axis and for the root's turn (default 0.02; 0.05
+                           until stop 38) */
     double sigma_root;  /* m: the same for the root's position (default 0.01) */
     double root_scale;  /* m: the scale of the root's distance from the clip's path in the
-                           score (default 0.10): smaller keeps the root nearer the path */
+                           score (default 0.05; 0.10 until stop 38): smaller keeps the root
+                           nearer the path */
+    double height_scale; /* m: the scale of the root's drop below the clip's root height in the
+                            score (default 0.05; 0: not counted): the root's distance from the
+                            path counts a drop no more than a step aside, and a crouch once
+                            kept is one no candidate leaves */
+    double upright;      /* 0..1 (below 1): a candidate whose root sinks below this fraction of
+                            the clip's root height counts as fallen from then (its cost, and
+                            the search goes back as for a fall; default 0.8, the issue's
+                            upright line of 75 % and a margin; 0: only the tracker's falls) */
     double pull;        /* 0..1 (below 1): each window's step of a sampled joint axis (not the
                            root's turn or position) is drawn about (1 - pull) times the last
                            control point instead of the point itself, so that the joints'

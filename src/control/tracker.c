@@ -755,6 +755,8 @@ void fb_tracker_measure(fb_tracker* tr, fb_track_metrics* out, double* body_err)
                     fb_v3_norm(fb_v3_sub(fb_v3_make(tr->d->q[qa], tr->d->q[qa + 1], tr->d->q[qa + 2]),
                                          fb_v3_make(tr->dref->q[qa], tr->dref->q[qa + 1],
                                                     tr->dref->q[qa + 2])));
+                out->root_height = root_height(tr, tr->d->q);
+                out->root_height_err = out->root_height - root_height(tr, tr->dref->q);
                 continue;
             }
             break;

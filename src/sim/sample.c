@@ -7,8 +7,9 @@
  * the simulated character can follow, by simulating many candidates and keeping the best.
  * Here the offsets are piecewise linear in time, one control point per window; a candidate
  * changes the last control point of a kept sequence by a Gaussian step. Each candidate is
- * simulated to the window's end plus a look-ahead and scored by the pose error against the
- * clip over that span, a fall costing more than any pose. The `keep` best go on to the next
+ * simulated to the window's end plus a look-ahead and scored by the pose error against the clip
+ * over that span, a fall (or a root sunk below o->upright of the clip's height: a crouch the
+ * look-ahead cannot leave is one) costing more than any pose. The `keep` best go on to the next
  * window. As SAMCON keeps a set of states, the search keeps each kept sequence's simulation
  * as it was just before the next window (fb_sim_copy: every bit of the worlds, trackers and
  * records), and a candidate goes on from its sequence's copy: the simulation finally run
@@ -38,16 +39,18 @@
 #define MAX_THREADS 64
 #define MAX_SAMPLES 100000
 /* Scales of the score's terms: root-relative joint positions (m) and the root's turn (rad) from
- * the clip's (the root's position's is o->root_scale); a window's score is the mean over its
- * recorded frames of the squares of each error over its scale, summed. */
+ * the clip's (the root's position's is o->root_scale, its drop below the clip's height's
+ * o->height_scale); a window's score is the mean over its recorded frames of the squares of
+ * each error over its scale, summed. */
 #define COST_POSE 0.03
 #define COST_ROOT_ROT 0.15
 /* s after a hit's time over which its aim point's root-relative deviation counts in the score
  * when o->hit_scale asks (off by default: docs/CONTROL.md §11 has what it did): the 1.5 s
  * issue 18 gives the struck body to come back within 2 cm, and room to stay there. */
 #define HIT_RETURN 2.0
-/* A fall (or a blow-up) costs FALL_COST plus FALL_COST per second of the span left after it:
- * more than any pose, and an earlier fall more than a later one. */
+/* A fall (or a blow-up, or the root below o->upright of the clip's height) costs FALL_COST plus
+ * FALL_COST per second of the span left after it: more than any pose, and an earlier fall more
+ * than a later one. */
 #define FALL_COST 1000.0
 /* When the best candidate of a window falls within its span (every kept sequence has run into
  * a fall the look-ahead could not see earlier), the search goes back this many windows and
@@ -67,9 +70,11 @@ fb_sample_opts fb_default_sample_opts(void) {
                             .keep = 10,
                             .window = 0.1,
                             .lookahead = 0.8,
-                            .sigma_joint = 0.05,
+                            .sigma_joint = 0.02,
                             .sigma_root = 0.01,
-                            .root_scale = 0.10,
+                            .root_scale = 0.05,
+                            .height_scale = 0.05,
+                            .upright = 0.8,
                             .pull = 0.1,
                             .seed = 1,
                             .threads = 1,
@@ -114,6 +119,7 @@ struct sampler {
     double* cand;
     double* cost;
     double* fall;
+    bool* low;
     double t0, t1; /* the span scored */
     /* the kept sequences' simulations (not with o->replay): as made (start), saved before
      * the window (psim, npar of them, the fall each met before its save in pfall: NAN none),
@@ -255,8 +261,11 @@ static fb_status run_to(fb_sim* s, double t, double* fall, fb_error* err) {
     return FB_OK;
 }
 
-/* The score of s's frames over [t0, t1], a fall at `fall` (NAN none) counted. */
-static double score(const sampler* sp, const fb_sim* s, double t0, double t1, double fall) {
+/* The score of s's frames over [t0, t1], a fall at `fall` (NAN none) counted, and whether the
+ * root sank below o.upright of the clip's height in them (*low: counted as a fall from then). */
+static double score(const sampler* sp, const fb_sim* s, double t0, double t1, double fall,
+                    bool* low) {
+    *low = false;
     int n = 0, used = 0;
     const fb_sim_frame* fr = fb_sim_frames(s, &n);
     double c = 0.0;
@@ -268,6 +277,15 @@ static double score(const sampler* sp, const fb_sim* s, double t0, double t1, do
         const double a = x->mpjpe_root / COST_POSE, b = x->root_pos_err / sp->o.root_scale;
         const double r = x->root_rot_err / COST_ROOT_ROT;
         c += a * a + b * b + r * r;
+        if (sp->o.height_scale > 0.0) {
+            const double h = fmax(0.0, -x->root_height_err) / sp->o.height_scale;
+            c += h * h;
+        }
+        const double clip_height = x->root_height - x->root_height_err;
+        if (!*low && sp->o.upright > 0.0 && x->root_height < sp->o.upright * clip_height) {
+            *low = true;
+            c += FALL_COST * (1.0 + (t1 - fr[i].time));
+        }
         for (int k = 0; k < sp->nhit && sp->o.hit_scale > 0.0; k++) {
             const double dt = fr[i].time - sp->hits[k].time;
             if (dt >= 0.0 && dt <= HIT_RETURN) {
@@ -287,7 +305,7 @@ static double score(const sampler* sp, const fb_sim* s, double t0, double t1, do
 /* Simulates with the reference ctl from the start to t1 (or a fall); the score over
  * [t0, t1] and the fall's time (NAN: none) into *fall. */
 static fb_status evaluate(const sampler* sp, const fb_ref* ctl, double t0, double t1, double* cost,
-                          double* fall, fb_error* err) {
+                          double* fall, bool* low, fb_error* err) {
     fb_sim_opts so = sp->so;
     so.control = ctl;
     fb_sim* s = fb_sim_create(sp->clip, sp->ch, sp->g, sp->hits, sp->nhit, &so, err);
@@ -295,7 +313,7 @@ static fb_status evaluate(const sampler* sp, const fb_ref* ctl, double t0, doubl
         return err->code;
     }
     const fb_status st = run_to(s, t1, fall, err);
-    *cost = score(sp, s, t0, t1, *fall);
+    *cost = score(sp, s, t0, t1, *fall, low);
     fb_sim_destroy(s);
     return st;
 }
@@ -326,11 +344,12 @@ static fb_status run_job(sampler* sp, worker* w, int i) {
     }
     apply(sp, sp->cand + (size_t)i * sp->ps, w->ctl, w->d, w->dv);
     if (sp->o.replay) {
-        return evaluate(sp, w->ctl, sp->t0, sp->t1, &sp->cost[i], &sp->fall[i], &w->err);
+        return evaluate(sp, w->ctl, sp->t0, sp->t1, &sp->cost[i], &sp->fall[i], &sp->low[i],
+                        &w->err);
     }
     const int p = i % sp->npar;
     const fb_status st = go_on(sp, w, sp->psim[p], sp->pfall[p], sp->t1, &sp->fall[i], &w->err);
-    sp->cost[i] = score(sp, w->s, sp->t0, sp->t1, sp->fall[i]);
+    sp->cost[i] = score(sp, w->s, sp->t0, sp->t1, sp->fall[i], &sp->low[i]);
     return st;
 }
 
@@ -402,6 +421,15 @@ static fb_status check_opts(const fb_sample_opts* o, fb_error* err) {
     if (!(o->pull >= 0.0 && o->pull < 1.0)) {
         return fb_fail(err, FB_EINVAL, "sampling: pull: expected 0 to below 1, found %g", o->pull);
     }
+    if (!(o->height_scale == 0.0 || (o->height_scale >= 0.001 && o->height_scale <= 10.0))) {
+        return fb_fail(err, FB_EINVAL,
+                       "sampling: height_scale: expected 0 (not counted) or 0.001..10 m, found %g",
+                       o->height_scale);
+    }
+    if (!(o->upright >= 0.0 && o->upright < 1.0)) {
+        return fb_fail(err, FB_EINVAL, "sampling: upright: expected 0..1 (below 1), found %g",
+                       o->upright);
+    }
     if (!(o->hit_scale >= 0.0 && o->hit_scale <= 10.0)) {
         return fb_fail(err, FB_EINVAL, "sampling: hit_scale: expected 0..10 m, found %g",
                        o->hit_scale);
@@ -470,6 +498,7 @@ static void free_sampler(sampler* sp) {
     free(sp->cand);
     free(sp->cost);
     free(sp->fall);
+    free(sp->low);
 }
 
 /* Where the kept sequences' simulations are saved for window k's candidates (s): SAVE_MARGIN
@@ -577,7 +606,8 @@ fb_ref* fb_sim_sample(const fb_clip* clip, const fb_character* ch, const fb_gain
         sp->cand = calloc(nc * sp->ps, sizeof(double));
         sp->cost = calloc(nc, sizeof(double));
         sp->fall = calloc(nc, sizeof(double));
-        bool ok = sp->cand && sp->cost && sp->fall;
+        sp->low = calloc(nc, sizeof(bool));
+        bool ok = sp->cand && sp->cost && sp->fall && sp->low;
         for (int t = 0; ok && t < sp->nthread; t++) {
             worker* w = &sp->w[t];
             *w = (worker){.sp = sp, .index = t};
@@ -611,8 +641,9 @@ fb_ref* fb_sim_sample(const fb_clip* clip, const fb_character* ch, const fb_gain
     if (st == FB_OK) {
         /* the reference unsampled, to the end: where the search starts from */
         double c;
+        bool low;
         apply(sp, par, sp->w[0].ctl, sp->w[0].d, sp->w[0].dv);
-        st = evaluate(sp, sp->w[0].ctl, 0.0, sp->duration, &c, &r.fall_before, err);
+        st = evaluate(sp, sp->w[0].ctl, 0.0, sp->duration, &c, &r.fall_before, &low, err);
         r.simulations++;
     }
     if (st == FB_OK && !o->replay) {
@@ -659,7 +690,8 @@ fb_ref* fb_sim_sample(const fb_clip* clip, const fb_character* ch, const fb_gain
             idx[i] = i;
         }
         rank(sp->cost, idx, sp->n);
-        if (st == FB_OK && !isnan(sp->fall[idx[0]]) && k > 0 && r.backtracks < o->backtracks) {
+        const bool fell = !isnan(sp->fall[idx[0]]) || sp->low[idx[0]];
+        if (st == FB_OK && fell && k > 0 && r.backtracks < o->backtracks) {
             const int back = k > BACKTRACK_WINDOWS ? k - BACKTRACK_WINDOWS : 0;
             npar = ring_n[back % nslot];
             memcpy(par, ring + (size_t)(back % nslot) * set, set * sizeof(double));
@@ -696,8 +728,9 @@ fb_ref* fb_sim_sample(const fb_clip* clip, const fb_character* ch, const fb_gain
     }
     if (st == FB_OK) {
         double c;
+        bool low;
         apply(sp, par, out, sp->w[0].d, sp->w[0].dv);
-        st = evaluate(sp, out, 0.0, sp->duration, &c, &r.fall_after, err);
+        st = evaluate(sp, out, 0.0, sp->duration, &c, &r.fall_after, &low, err);
         r.simulations++;
     }
     if (st == FB_OK && o->plan) {

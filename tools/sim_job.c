@@ -69,9 +69,9 @@ int sim_job_outputs(const sim_job* j, char bufs[SIM_JOB_MAX_OUTPUTS][1024]) {
     return n;
 }
 
-/* The search's options as the job asks them: the library's defaults where an option was not
- * given (the job's field below 0), its hit scale (0: not counted) and seed; what the search
- * runs and what the report names. */
+/* The search's options as the job asks them: its samples, the library's defaults where an
+ * option was not given (the job's field below 0), its hit scale (0: not counted) and seed; what
+ * the search runs and what the report names. */
 static fb_sample_opts job_sample_opts(const sim_job* j) {
     fb_sample_opts o = fb_default_sample_opts();
     o.pull = j->sample_pull >= 0.0 ? j->sample_pull : o.pull;
@@ -79,6 +79,7 @@ static fb_sample_opts job_sample_opts(const sim_job* j) {
     o.root_scale = j->sample_root_scale >= 0.0 ? j->sample_root_scale : o.root_scale;
     o.height_scale = j->sample_height_scale >= 0.0 ? j->sample_height_scale : o.height_scale;
     o.upright = j->sample_upright >= 0.0 ? j->sample_upright : o.upright;
+    o.samples = j->sample;
     o.hit_scale = j->sample_hit_scale;
     o.seed = j->seed;
     return o;
@@ -186,7 +187,6 @@ static int job_sample(const sim_job* j, const fb_clip* clip, const fb_character*
         return EXIT_USAGE;
     }
     fb_sample_opts o = job_sample_opts(j);
-    o.samples = j->sample;
     /* the default share kept, 10 of 40; at least one kept and, from 2 samples on, one drawn
      * (keeping all N would carry the same sequences on and draw nothing) */
     o.keep = j->sample >= 4 * o.keep ? o.keep : (j->sample >= 4 ? j->sample / 4 : 1);
@@ -353,19 +353,12 @@ static int write_outputs(const sim_job* j, const fb_sim* s, const fb_character* 
     if (st == FB_OK) {
         st = sim_balls_json(s, paths[1], &err);
     }
-    const fb_sample_opts so = job_sample_opts(j);
     const sim_report_info info = {.clip_path = j->clip.clip,
                                   .gains_path = j->gains,
                                   .gains = g,
                                   .ch = ch,
                                   .sample = sample,
-                                  .samples = j->sample,
-                                  .hit_scale = so.hit_scale,
-                                  .pull = so.pull,
-                                  .step = so.sigma_joint,
-                                  .root_scale = so.root_scale,
-                                  .height_scale = so.height_scale,
-                                  .upright = so.upright,
+                                  .sample_opts = job_sample_opts(j),
                                   .sample_plan = j->sample_load ? j->sample_load : j->sample_save};
     for (int k = 0; st == FB_OK && k < j->nreport; k++) {
         st = ends_with(j->report[k], ".json") ? sim_report_json(s, &info, j->report[k], &err)

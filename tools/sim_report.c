@@ -407,13 +407,14 @@ fb_status sim_report_json(const fb_sim* s, const sim_report_info* info, const ch
         /* the search for the reference (simulate --sample); a fall time null: none */
         const fb_sample_result* r = info->sample;
         cJSON* js = cJSON_AddObjectToObject(root, "sampling");
-        cJSON_AddNumberToObject(js, "samples_per_window", info->samples);
-        cJSON_AddNumberToObject(js, "hit_scale_m", info->hit_scale);
-        cJSON_AddNumberToObject(js, "pull", info->pull);
-        cJSON_AddNumberToObject(js, "step_rad", info->step);
-        cJSON_AddNumberToObject(js, "root_scale_m", info->root_scale);
-        cJSON_AddNumberToObject(js, "height_scale_m", info->height_scale);
-        cJSON_AddNumberToObject(js, "upright", info->upright);
+        const fb_sample_opts* o = &info->sample_opts;
+        cJSON_AddNumberToObject(js, "samples_per_window", o->samples);
+        cJSON_AddNumberToObject(js, "hit_scale_m", o->hit_scale);
+        cJSON_AddNumberToObject(js, "pull", o->pull);
+        cJSON_AddNumberToObject(js, "step_rad", o->sigma_joint);
+        cJSON_AddNumberToObject(js, "root_scale_m", o->root_scale);
+        cJSON_AddNumberToObject(js, "height_scale_m", o->height_scale);
+        cJSON_AddNumberToObject(js, "upright", o->upright);
         cJSON_AddNumberToObject(js, "windows", r->windows);
         cJSON_AddNumberToObject(js, "dofs", r->dofs);
         cJSON_AddNumberToObject(js, "simulations", (double)r->simulations);

@@ -14,13 +14,7 @@ typedef struct sim_report_info {
     const fb_gains* gains;  /* as simulated (after the command line's overrides) */
     const fb_character* ch;
     const fb_sample_result* sample; /* the search for the reference (--sample), or NULL */
-    int samples;                    /* its simulations per window (--sample N) */
-    double hit_scale;               /* m: its hits' weight (--sample-hit-scale; 0: none) */
-    double pull;                    /* its joints' pull toward the clip (--sample-pull) */
-    double step;                    /* rad: the spread of its joints' steps (--sample-step) */
-    double root_scale;              /* m: its score's root scale (--sample-root-scale) */
-    double height_scale;            /* m: its score's drop scale (--sample-height-scale) */
-    double upright;                 /* its upright line (--sample-upright) */
+    fb_sample_opts sample_opts;     /* its options (--sample N and the --sample-* options) */
     const char* sample_plan;        /* the plan file the search was kept in (--sample-save) or the
                                        reference followed (--sample-load), or NULL */
 } sim_report_info;

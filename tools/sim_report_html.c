@@ -158,11 +158,12 @@ static void run_section(html_doc* h, const page* p) {
     }
     const fb_sample_result* r = p->info->sample;
     if (r) {
+        const fb_sample_opts* o = &p->info->sample_opts;
         char before[48], after[48], hits[96] = "";
-        if (p->info->hit_scale > 0.0) {
+        if (o->hit_scale > 0.0) {
             snprintf(hits, sizeof hits,
                      ", the struck bodies' return counted over %g m (--sample-hit-scale)",
-                     p->info->hit_scale);
+                     o->hit_scale);
         }
         html_paragraphf(
             h,
@@ -172,9 +173,9 @@ static void run_section(html_doc* h, const page* p) {
             "below the clip's height over %g m, the root below %g of that height a fall, %ld "
             "simulations (%d times back). Tracking the clip the character %s; tracking the "
             "sampled reference it %s.",
-            p->info->samples, hits, r->windows, r->dofs, p->info->step, p->info->pull,
-            p->info->root_scale, p->info->height_scale, p->info->upright, r->simulations,
-            r->backtracks, sim_fall_words(r->fall_before, before, sizeof before),
+            o->samples, hits, r->windows, r->dofs, o->sigma_joint, o->pull, o->root_scale,
+            o->height_scale, o->upright, r->simulations, r->backtracks,
+            sim_fall_words(r->fall_before, before, sizeof before),
             sim_fall_words(r->fall_after, after, sizeof after));
     }
     if (p->info->sample_plan) {

@@ -349,9 +349,10 @@ typedef struct fb_sample_opts {
                             path counts a drop no more than a step aside, and a crouch once
                             kept is one no candidate leaves */
     double upright;      /* 0..1 (below 1): a candidate whose root sinks below this fraction of
-                            the clip's root height counts as fallen from then (its cost, and
-                            the search goes back as for a fall; default 0.8, the issue's
-                            upright line of 75 % and a margin; 0: only the tracker's falls) */
+                            the clip's root height is scored a fall's cost at that frame (in
+                            the mean over the span's frames) and the search goes back for it
+                            as for a fall (default 0.8, the issue's upright line of 75 % and a
+                            margin; 0: only the tracker's falls) */
     double pull;        /* 0..1 (below 1): each window's step of a sampled joint axis (not the
                            root's turn or position) is drawn about (1 - pull) times the last
                            control point instead of the point itself, so that the joints'

@@ -8,8 +8,9 @@
  * Here the offsets are piecewise linear in time, one control point per window; a candidate
  * changes the last control point of a kept sequence by a Gaussian step. Each candidate is
  * simulated to the window's end plus a look-ahead and scored by the pose error against the clip
- * over that span, a fall (or a root sunk below o->upright of the clip's height: a crouch the
- * look-ahead cannot leave is one) costing more than any pose. The `keep` best go on to the next
+ * over that span, a fall costing more than any pose (a root sunk below o->upright of the clip's
+ * height, a crouch the look-ahead may not leave, costs a fall's cost in the span's mean and sends
+ * the search back as a fall does). The `keep` best go on to the next
  * window. As SAMCON keeps a set of states, the search keeps each kept sequence's simulation
  * as it was just before the next window (fb_sim_copy: every bit of the worlds, trackers and
  * records), and a candidate goes on from its sequence's copy: the simulation finally run
@@ -48,9 +49,12 @@
  * when o->hit_scale asks (off by default: docs/CONTROL.md §11 has what it did): the 1.5 s
  * issue 18 gives the struck body to come back within 2 cm, and room to stay there. */
 #define HIT_RETURN 2.0
-/* A fall (or a blow-up, or the root below o->upright of the clip's height) costs FALL_COST plus
- * FALL_COST per second of the span left after it: more than any pose, and an earlier fall more
- * than a later one. */
+/* A fall (or a blow-up) costs FALL_COST plus FALL_COST per second of the span left after it:
+ * more than any pose, and an earlier fall more than a later one. The root sinking below
+ * o->upright of the clip's height costs the same at the frame it sinks, but counted in the
+ * span's mean over its frames (about a hundredth of a fall's over a 0.9-s span of 120 recorded
+ * frames a second); the search goes back for it as for a fall (docs/CONTROL.md §11, stop 38:
+ * measured so). */
 #define FALL_COST 1000.0
 /* When the best candidate of a window falls within its span (every kept sequence has run into
  * a fall the look-ahead could not see earlier), the search goes back this many windows and
@@ -262,7 +266,7 @@ static fb_status run_to(fb_sim* s, double t, double* fall, fb_error* err) {
 }
 
 /* The score of s's frames over [t0, t1], a fall at `fall` (NAN none) counted, and whether the
- * root sank below o.upright of the clip's height in them (*low: counted as a fall from then). */
+ * root sank below o.upright of the clip's height in them (*low; FALL_COST's comment). */
 static double score(const sampler* sp, const fb_sim* s, double t0, double t1, double fall,
                     bool* low) {
     *low = false;

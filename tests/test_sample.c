@@ -96,17 +96,44 @@ static fb_sim* run_walk(const walk* w, const fb_ref* control) {
     return run_walk_hit(w, control, NULL, 0);
 }
 
+static int by_value(const void* a, const void* b) {
+    const double x = *(const double*)a, y = *(const double*)b;
+    return (x > y) - (x < y);
+}
+
+/* The clip's standing root height as the search takes it (docs/CONTROL.md §11), computed
+ * here: the median over the grounded reference's frames of its root's height (the ground is
+ * y = 0). */
+static double standing(const walk* w) {
+    fb_error err;
+    fb_ref* g = fb_ref_grounded(w->ch->model, w->ref, NULL, &err);
+    ck_assert_msg(g, "%s", err.msg);
+    double* h = malloc((size_t)g->nframe * sizeof(double));
+    ck_assert(h);
+    for (int f = 0; f < g->nframe; f++) {
+        h[f] = g->q[(size_t)f * (size_t)g->nq + 1];
+    }
+    qsort(h, (size_t)g->nframe, sizeof(double), by_value);
+    const double mid = h[g->nframe / 2];
+    free(h);
+    fb_ref_destroy(g);
+    return mid;
+}
+
 /* The search's score of a simulation's frames from t0 on, with the scales and upright line of
  * o, computed here from the recorded metrics as docs/CONTROL.md §11 gives it: the mean over
  * those frames of (pose / 3 cm)^2 + (root / o->root_scale)^2 + (turn / 0.15 rad)^2 + (the
- * root's drop below the clip's height / o->height_scale)^2, plus, within 2 s after each hit's
- * time, (its aim point's root-relative deviation / o->hit_scale)^2 (that part alone into
- * *hit_part); and, in the same mean, 1000 (1 + the seconds left to the last frame) once, at
- * the first frame whose root is below o->upright of the clip's height. The root's heights are
- * checked against the recorded poses and the clip's reference (the ground is y = 0). */
+ * root's drop below the clip's height, taken up to its standing height, / o->height_scale)^2,
+ * plus, within 2 s after each hit's time, (its aim point's root-relative deviation /
+ * o->hit_scale)^2 (that part alone into *hit_part); and, in the same mean, 1000 (1 + the
+ * seconds left to the last frame) once, at the first frame whose root is below o->upright of
+ * the clip's height (up to the standing height). The root's heights are checked against the
+ * recorded poses and the clip's reference (the ground is y = 0). *capped (when not NULL): the
+ * frames scored whose drop the standing height made smaller. */
 static double recorded_score(fb_sim* s, double t0, const fb_sample_opts* o, const walk* w,
-                             double* hit_part) {
-    int n = 0, used = 0;
+                             double* hit_part, int* capped) {
+    const double stand = standing(w);
+    int n = 0, used = 0, ncap = 0;
     const fb_sim_frame* fr = fb_sim_frames(s, &n);
     const fb_ref* clip = w->ref;
     const int nq = w->ch->model->nq;
@@ -126,10 +153,12 @@ static double recorded_score(fb_sim* s, double t0, const fb_sample_opts* o, cons
         }
         score += pow(x->mpjpe_root / 0.03, 2) + pow(x->root_pos_err / o->root_scale, 2) +
                  pow(x->root_rot_err / 0.15, 2);
-        if (o->height_scale > 0.0 && y < yc) {
-            score += pow((yc - y) / o->height_scale, 2);
+        const double ys = fmin(yc, stand);
+        ncap += y < yc && yc > stand;
+        if (o->height_scale > 0.0 && y < ys) {
+            score += pow((ys - y) / o->height_scale, 2);
         }
-        if (sunk == 0.0 && y < o->upright * yc) {
+        if (sunk == 0.0 && y < o->upright * ys) {
             sunk = 1000.0 * (1.0 + fr[n - 1].time - fr[i].time);
         }
         for (int k = 0; k < fb_sim_nball(s) && o->hit_scale > 0.0; k++) {
@@ -144,6 +173,9 @@ static double recorded_score(fb_sim* s, double t0, const fb_sample_opts* o, cons
     }
     if (hit_part) {
         *hit_part = part / used;
+    }
+    if (capped) {
+        *capped = ncap;
     }
     return (score + sunk) / used;
 }
@@ -205,11 +237,17 @@ START_TEST(sampling_is_deterministic_and_returns_what_it_scored) {
     fb_sim* s = run_walk(&w, a);
     ck_assert_msg(same_time(fall_time(s), r1.fall_after), "fell at %g, the search said %g",
                   fall_time(s), r1.fall_after);
-    const double score = recorded_score(s, (r1.windows - 1) * o.window, &o, &w, NULL);
+    int capped = 0;
+    const double score = recorded_score(s, (r1.windows - 1) * o.window, &o, &w, NULL, &capped);
     ck_assert_msg(fabs(score - r1.cost) <= 1e-9 * r1.cost,
                   "the run scores %.12g, the search "
                   "said %.12g",
                   score, r1.cost);
+    /* the standing height the search took is the one computed here, and it counted: in some
+     * frame scored the root was below the clip's but above where the clip stands */
+    ck_assert_msg(r1.stand_height == standing(&w), "standing at %.12g m, the search took %.12g",
+                  standing(&w), r1.stand_height);
+    ck_assert_msg(capped > 0, "no frame scored had its drop capped at the standing height");
     fb_sim_destroy(s);
     s = run_walk(&w, NULL);
     ck_assert_msg(same_time(fall_time(s), r1.fall_before), "fell at %g, the search said %g",
@@ -243,7 +281,7 @@ START_TEST(a_hits_return_counts_in_the_score) {
     fb_sim* s = run_walk_hit(&w, a, &h, 1);
     ck_assert(fb_sim_hits(s)[0].touched);
     double part = 0.0;
-    const double score = recorded_score(s, (r.windows - 1) * o.window, &o, &w, &part);
+    const double score = recorded_score(s, (r.windows - 1) * o.window, &o, &w, &part, NULL);
     printf("hit's return in the score: %.6g of %.6g (the search said %.6g)\n", part, score, r.cost);
     fflush(stdout);
     ck_assert_msg(fabs(score - r.cost) <= 1e-9 * r.cost,
@@ -364,21 +402,25 @@ START_TEST(sampling_keeps_the_free_walk_up) {
 }
 END_TEST
 
-/* A root below o.upright of the clip's height counts as a fall: over the first 0.6 s of the
- * walk, which stands, with the line at 99.9 % of the clip's height (the tracked pelvis dips
- * below it) the search goes back as for a fall and its answer keeps the pelvis higher, the
- * score read back from the run's poses; with the line off (0) it never goes back. */
+/* A root below o.upright of the clip's height counts as a fall: over the first second of the
+ * walk, which stands, with the line at 99 % of the clip's height (up to its standing height;
+ * with the line off the tracked pelvis dips to 96.6 % of the clip's) the search goes back as
+ * for a fall and its answer keeps the pelvis higher, the score read back from the run's poses;
+ * with the line off (0) it never goes back. (Over the first 0.6 s, as before stop 39, the
+ * pelvis stays within 1.1 % of the standing height, which the clip's is above throughout: no
+ * line below 1 sent the search back there.) */
 START_TEST(a_sunk_root_counts_as_a_fall) {
     walk w;
-    walk_make(&w, 0, 72);
+    walk_make(&w, 0, 120);
     fb_sample_opts o = short_search(3);
     o.upright = 0.0;
     fb_sample_result r0, r;
     fb_ref* a = search(&w, &o, NULL, 0, &r0);
-    o.upright = 0.999;
+    o.upright = 0.99;
     fb_ref* b = search(&w, &o, NULL, 0, &r);
-    printf("upright line off: %d times back, score %.4g; at 99.9 %%: %d times back, score %.4g\n",
-           r0.backtracks, r0.cost, r.backtracks, r.cost);
+    printf("upright line off: %d times back, score %.4g; at %.2f %%: %d times back, score "
+           "%.4g\n",
+           r0.backtracks, r0.cost, 100.0 * o.upright, r.backtracks, r.cost);
     fflush(stdout);
     ck_assert_msg(isnan(r0.fall_after) && isnan(r.fall_after), "the walk fell: %g %g",
                   r0.fall_after, r.fall_after);
@@ -393,7 +435,7 @@ START_TEST(a_sunk_root_counts_as_a_fall) {
     printf("the pelvis at least %.2f %% of the clip's height, %.2f %% with the line off\n",
            100.0 * low, 100.0 * low0);
     ck_assert_msg(low > low0, "the line did not keep the pelvis higher");
-    const double score = recorded_score(s, (r.windows - 1) * o.window, &o, &w, NULL);
+    const double score = recorded_score(s, (r.windows - 1) * o.window, &o, &w, NULL, NULL);
     ck_assert_msg(fabs(score - r.cost) <= 1e-9 * r.cost,
                   "the run scores %.12g, the search said %.12g", score, r.cost);
     fb_sim_destroy(s);
@@ -403,7 +445,7 @@ START_TEST(a_sunk_root_counts_as_a_fall) {
     fb_sample_result rs;
     fb_ref* c = search(&w, &o, NULL, 0, &rs);
     s = run_walk(&w, c);
-    const double sunk = recorded_score(s, (rs.windows - 1) * o.window, &o, &w, NULL);
+    const double sunk = recorded_score(s, (rs.windows - 1) * o.window, &o, &w, NULL, NULL);
     printf("not going back: score %.6g, read back %.6g\n", rs.cost, sunk);
     ck_assert_msg(fabs(sunk - rs.cost) <= 1e-9 * rs.cost,
                   "the run scores %.12g, the search said %.12g", sunk, rs.cost);

@@ -209,12 +209,13 @@ static int job_sample(const sim_job* j, const fb_clip* clip, const fb_character*
             "%s: sampling: %d windows of %.2f s, %d simulations each, %ld in all (%d time%s "
             "back), on %d thread%s in %.1f s wall; %d joint axes offset (steps of %g rad, the "
             "joints' pulled back by %g a window, the root's distance from the path scored "
-            "over %g m and its drop below the clip's height over %g m, below %g of that height "
-            "a fall); tracking the clip it %s, tracking the sampled reference it %s\n",
+            "over %g m and its drop below the clip's height (up to its standing %.3f m) over "
+            "%g m, below %g of that height a fall); tracking the clip it %s, tracking the "
+            "sampled reference it %s\n",
             tag, res->windows, o.window, o.samples, res->simulations, res->backtracks,
             res->backtracks == 1 ? "" : "s", o.threads, o.threads == 1 ? "" : "s", wall_s() - t0,
-            res->dofs, o.sigma_joint, o.pull, o.root_scale, o.height_scale, o.upright,
-            sim_fall_words(res->fall_before, before, sizeof before),
+            res->dofs, o.sigma_joint, o.pull, o.root_scale, res->stand_height, o.height_scale,
+            o.upright, sim_fall_words(res->fall_before, before, sizeof before),
             sim_fall_words(res->fall_after, after, sizeof after));
     int rc = EXIT_OK;
     if (j->sample_save) {

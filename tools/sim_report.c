@@ -415,6 +415,7 @@ fb_status sim_report_json(const fb_sim* s, const sim_report_info* info, const ch
         cJSON_AddNumberToObject(js, "root_scale_m", o->root_scale);
         cJSON_AddNumberToObject(js, "height_scale_m", o->height_scale);
         cJSON_AddNumberToObject(js, "upright", o->upright);
+        cJSON_AddNumberToObject(js, "standing_height_m", r->stand_height);
         cJSON_AddNumberToObject(js, "windows", r->windows);
         cJSON_AddNumberToObject(js, "dofs", r->dofs);
         cJSON_AddNumberToObject(js, "simulations", (double)r->simulations);

@@ -170,11 +170,11 @@ static void run_section(html_doc* h, const page* p) {
             "Reference: sampled (--sample %d, docs/CONTROL.md §11%s): %d windows, %d "
             "joint axes offset by steps of %g rad, pulled back toward the clip by %g "
             "a window, the root's distance from the clip's path scored over %g m and its drop "
-            "below the clip's height over %g m, the root below %g of that height a fall, %ld "
-            "simulations (%d times back). Tracking the clip the character %s; tracking the "
-            "sampled reference it %s.",
+            "below the clip's height (up to its standing height, %.3f m) over %g m, the root "
+            "below %g of that height a fall, %ld simulations (%d times back). Tracking the "
+            "clip the character %s; tracking the sampled reference it %s.",
             o->samples, hits, r->windows, r->dofs, o->sigma_joint, o->pull, o->root_scale,
-            o->height_scale, o->upright, r->simulations, r->backtracks,
+            r->stand_height, o->height_scale, o->upright, r->simulations, r->backtracks,
             sim_fall_words(r->fall_before, before, sizeof before),
             sim_fall_words(r->fall_after, after, sizeof after));
     }

@@ -344,15 +344,18 @@ typedef struct fb_sample_opts {
     double root_scale;  /* m: the scale of the root's distance from the clip's path in the
                            score (default 0.05; 0.10 until stop 38): smaller keeps the root
                            nearer the path */
-    double height_scale; /* m: the scale of the root's drop below the clip's root height in the
-                            score (default 0.05; 0: not counted): the root's distance from the
-                            path counts a drop no more than a step aside, and a crouch once
-                            kept is one no candidate leaves */
+    double height_scale; /* m: the scale of the root's drop below the clip's root height (up
+                            to the clip's standing height, fb_sample_result.stand_height: a
+                            hop not made is no drop) in the score (default 0.05; 0: not
+                            counted): the root's distance from the path counts a drop no more
+                            than a step aside, and a crouch once kept is one no candidate
+                            leaves */
     double upright;      /* 0..1 (below 1): a candidate whose root sinks below this fraction of
-                            the clip's root height is scored a fall's cost at that frame (in
-                            the mean over the span's frames) and the search goes back for it
-                            as for a fall (default 0.8, the issue's upright line of 75 % and a
-                            margin; 0: only the tracker's falls) */
+                            the clip's root height (up to its standing height, as above) is
+                            scored a fall's cost at that frame (in the mean over the span's
+                            frames) and the search goes back for it as for a fall (default 0.8,
+                            the issue's upright line of 75 % and a margin; 0: only the
+                            tracker's falls) */
     double pull;        /* 0..1 (below 1): each window's step of a sampled joint axis (not the
                            root's turn or position) is drawn about (1 - pull) times the last
                            control point instead of the point itself, so that the joints'
@@ -387,6 +390,10 @@ typedef struct fb_sample_result {
                            fell (NAN: it did not) */
     double fall_after;  /* s: the same tracking the sampled reference (NAN: it did not) */
     double cost;        /* the best sequence's score over its last window */
+    double stand_height; /* m: the clip's standing root height, the median over its frames of
+                            the root's height above the ground in the reference
+                            fb_ref_grounded makes: the clip's root height above it counts as
+                            it in the score's drop and sinking line (stop 39) */
 } fb_sample_result;
 
 /* Sampling-based control [Liu et al. 2010, SAMCON]: a reference for a free or assisted root

@@ -9,15 +9,15 @@
  * changes the last control point of a kept sequence by a Gaussian step. Each candidate is
  * simulated to the window's end plus a look-ahead and scored by the pose error against the clip
  * over that span, a fall costing more than any pose (a root sunk below o->upright of the clip's
- * height, a crouch the look-ahead may not leave, costs a fall's cost in the span's mean and sends
- * the search back as a fall does). The `keep` best go on to the next
- * window. As SAMCON keeps a set of states, the search keeps each kept sequence's simulation
- * as it was just before the next window (fb_sim_copy: every bit of the worlds, trackers and
- * records), and a candidate goes on from its sequence's copy: the simulation finally run
- * from the start with the chosen reference is, bit for bit, the one scored, since a new
- * control point changes nothing the simulation read before the window (SAVE_MARGIN).
- * o->replay simulates every candidate from the start instead (the search before the copies,
- * kept to check them: the same plan, test_sample).
+ * height, taken up to where the clip stands, a crouch the look-ahead may not leave, costs a
+ * fall's cost in the span's mean and sends the search back as a fall does). The `keep` best go on
+ * to the next window. As SAMCON keeps a set of states, the search keeps each kept sequence's
+ * simulation as it was just before the next window (fb_sim_copy: every bit of the worlds, trackers
+ * and records), and a candidate goes on from its sequence's copy: the simulation finally run from
+ * the start with the chosen reference is, bit for bit, the one scored, since a new control point
+ * changes nothing the simulation read before the window (SAVE_MARGIN). o->replay simulates every
+ * candidate from the start instead (the search before the copies, kept to check them: the same
+ * plan, test_sample).
  *
  * The cost: samples x duration x (window + lookahead) / window simulated seconds (replayed,
  * samples x duration^2 / (2 window)); the candidates of a window are independent and run on
@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "control/ref_internal.h"
+#include "featherbone/collision.h"
 #include "featherbone/dynamics.h"
 #include "featherbone/sim.h"
 #include "math/vec3.h"
@@ -111,6 +112,7 @@ struct sampler {
     fb_sim_opts so; /* each evaluation's: the fitted reference, no baseline */
     const fb_ref* ground;
     fb_sample_opts o;
+    double stand; /* m: the clip's standing root height (standing_height) */
     int nd;
     int dof[MAX_DOFS];
     double sigma[MAX_DOFS];
@@ -206,6 +208,30 @@ static bool choose_dofs(const fb_model* m, sampler* sp) {
     return ok;
 }
 
+static int by_value(const void* a, const void* b) {
+    const double x = *(const double*)a, y = *(const double*)b;
+    return (x > y) - (x < y);
+}
+
+/* The clip's standing root height: the median over gr's frames of its root's height above the
+ * ground (m); NAN when out of memory. A clip that hops or jumps lifts its root above it for
+ * a moment, one that crouches or kneels takes it below for a moment; a walk bobs about it. */
+static double standing_height(const fb_model* m, const fb_ref* gr) {
+    double* h = malloc((size_t)gr->nframe * sizeof(double));
+    if (!h) {
+        return NAN;
+    }
+    const fb_plane g = fb_ground_plane();
+    for (int f = 0; f < gr->nframe; f++) {
+        const double* p = gr->q + (size_t)f * (size_t)gr->nq + m->q_adr[1];
+        h[f] = fb_v3_dot(g.n, fb_v3_make(p[0], p[1], p[2])) - g.offset;
+    }
+    qsort(h, (size_t)gr->nframe, sizeof(double), by_value);
+    const double mid = h[gr->nframe / 2];
+    free(h);
+    return mid;
+}
+
 /* out's frames: gr's offset at the dofs dof[0..nd) by the sequence seq (control points
  * `window` apart, nwin + 1 of them, linear between), and their step rates and feedforward
  * torques. The search's candidates and fb_sample_plan_reference are made here alike. */
@@ -281,11 +307,13 @@ static double score(const sampler* sp, const fb_sim* s, double t0, double t1, do
         const double a = x->mpjpe_root / COST_POSE, b = x->root_pos_err / sp->o.root_scale;
         const double r = x->root_rot_err / COST_ROOT_ROT;
         c += a * a + b * b + r * r;
+        /* the clip's root height, up to where it stands: a hop the body does not make is the
+         * root's distance from the path, not a drop or a sinking */
+        const double clip_height = fmin(x->root_height - x->root_height_err, sp->stand);
         if (sp->o.height_scale > 0.0) {
-            const double h = fmax(0.0, -x->root_height_err) / sp->o.height_scale;
+            const double h = fmax(0.0, clip_height - x->root_height) / sp->o.height_scale;
             c += h * h;
         }
-        const double clip_height = x->root_height - x->root_height_err;
         if (!*low && sp->o.upright > 0.0 && x->root_height < sp->o.upright * clip_height) {
             *low = true;
             c += FALL_COST * (1.0 + (t1 - fr[i].time));
@@ -601,6 +629,10 @@ fb_ref* fb_sim_sample(const fb_clip* clip, const fb_character* ch, const fb_gain
                      MAX_DOFS);
     }
     if (st == FB_OK) {
+        sp->stand = standing_height(m, ground);
+        st = isnan(sp->stand) ? fb_fail(err, FB_ENOMEM, "sampling: out of memory") : FB_OK;
+    }
+    if (st == FB_OK) {
         sp->duration = fb_ref_duration(ground);
         sp->nwin = (int)ceil(sp->duration / o->window - 1e-9);
         sp->nwin = sp->nwin < 1 ? 1 : sp->nwin;
@@ -633,7 +665,7 @@ fb_ref* fb_sim_sample(const fb_clip* clip, const fb_character* ch, const fb_gain
     double* ring = NULL;
     int ring_n[BACKTRACK_WINDOWS + 1] = {0};
     double* reach = NULL; /* (nwin + 1): the seconds simulated to reach window k, for progress */
-    fb_sample_result r = {.windows = sp->nwin, .dofs = sp->nd};
+    fb_sample_result r = {.windows = sp->nwin, .dofs = sp->nd, .stand_height = sp->stand};
     if (st == FB_OK) {
         par = calloc(set, sizeof(double));
         ring = calloc((size_t)nslot * set, sizeof(double));

@@ -88,6 +88,9 @@ START_TEST(principal_submatrix_factors_on_its_own_tree) {
         double* L = malloc((size_t)(n * (n + 1) / 2) * sizeof(double) + 1);
         double* x = malloc((size_t)n * sizeof(double) + 1);
         double* y = malloc((size_t)n * sizeof(double) + 1);
+        /* the two right-hand sides of each subset again, solved together */
+        double* many = malloc((size_t)(2 * n) * sizeof(double) + 1);
+        double* single = malloc((size_t)(2 * n) * sizeof(double) + 1);
         for (int sub = 0; sub < 4; sub++) {
             int nc = 0;
             for (int k = 0; k < n; k++) {
@@ -123,11 +126,18 @@ START_TEST(principal_submatrix_factors_on_its_own_tree) {
                     x[k] = kind == 0 ? scene_rng_uniform(&r, -1.0, 1.0) : (k == one ? 1.0 : 0.0);
                     y[k] = x[k];
                 }
+                memcpy(many + kind * n, x, (size_t)nc * sizeof(double));
                 fb_ltl_solve(&ct, L, x);
+                memcpy(single + kind * n, x, (size_t)nc * sizeof(double));
                 fb_chol_solve(C, nc, y);
                 worst = fmax(worst, ck_rel_diff(x, y, nc, 1.0));
                 cases++;
             }
+            double* const xs[2] = {many, many + n};
+            fb_ltl_solve_many(&ct, L, xs, 2);
+            ck_assert_msg(memcmp(many, single, (size_t)nc * sizeof(double)) == 0 &&
+                              memcmp(many + n, single + n, (size_t)nc * sizeof(double)) == 0,
+                          "fb_ltl_solve_many differs from fb_ltl_solve");
         }
         free(t.lambda);
         free(t.len);
@@ -144,6 +154,8 @@ START_TEST(principal_submatrix_factors_on_its_own_tree) {
         free(L);
         free(x);
         free(y);
+        free(many);
+        free(single);
         fb_data_destroy(d);
         fb_model_destroy(m);
     }

@@ -31,6 +31,7 @@ void* fb_js_layout(char* base, size_t* off, size_t n, size_t cap) {
     j.ct.chain = fb_block_carve(base, off, n * (n + 1) / 2 * sizeof(int));
     j.Lcc = fb_block_carve(base, off, n * (n + 1) / 2 * sizeof(double));
     j.Y = fb_block_carve(base, off, n * o * sizeof(double));
+    j.Jc = fb_block_carve(base, off, n * o * sizeof(double));
     int** io[] = {&j.oidx, &j.ostate, &j.fo, &j.fpos, &j.touch, &j.nidx, &j.piv};
     for (size_t k = 0; k < sizeof io / sizeof io[0]; k++) {
         *io[k] = fb_block_carve(base, off, o * sizeof(int));
@@ -317,23 +318,27 @@ static bool js_factor(js_ctx* x) {
         if (!fb_ltl_factor(&s->ct, s->Mcc, s->Lcc)) {
             return false;
         }
+        double* ys[JS_MAX_O];
+        int m = 0;
         for (int i = 0; i < x->no; i++) {
             const double* Ji = s->Ja + (size_t)i * (size_t)n;
+            double* Jci = s->Jc + (size_t)i * (size_t)n;
             double* Yi = s->Y + (size_t)i * (size_t)n;
             for (int c = 0; c < nc; c++) {
-                Yi[c] = Ji[s->cidx[c]];
+                Jci[c] = Yi[c] = Ji[s->cidx[c]];
             }
             if (s->touch[i]) {
-                fb_ltl_solve(&s->ct, s->Lcc, Yi); /* a row's J: one path to the root */
+                ys[m++] = Yi;
             }
         }
+        fb_ltl_solve_many(&s->ct, s->Lcc, ys, m); /* each row's J: one path to the root */
         for (int i = 0; i < x->no; i++) {
-            const double* Ji = s->Ja + (size_t)i * (size_t)n;
+            const double* Jci = s->Jc + (size_t)i * (size_t)n;
             for (int i2 = 0; i2 <= i; i2++) {
                 const double* Y2 = s->Y + (size_t)i2 * (size_t)n;
                 double v = 0.0;
                 for (int c = 0; s->touch[i] && s->touch[i2] && c < nc; c++) {
-                    v += Ji[s->cidx[c]] * Y2[c];
+                    v += Jci[c] * Y2[c];
                 }
                 s->S[i * JS_MAX_O + i2] = v + s->Koth[i * JS_MAX_O + i2];
                 s->S[i2 * JS_MAX_O + i] = v + s->Koth[i2 * JS_MAX_O + i];
@@ -387,10 +392,10 @@ static void js_state(js_ctx* x) {
     }
     fb_ltl_solve(&s->ct, s->Lcc, s->z0);
     for (int i = 0; i < no; i++) {
-        const double* Ji = s->Ja + (size_t)i * (size_t)n;
+        const double* Jci = s->Jc + (size_t)i * (size_t)n;
         double h = s->jd[i];
         for (int c = 0; s->touch[i] && c < nc; c++) {
-            h += Ji[s->cidx[c]] * s->z0[c];
+            h += Jci[c] * s->z0[c];
         }
         s->h[i] = h;
     }

@@ -33,6 +33,7 @@ typedef struct js_scratch {
     int* cpos;    /* (n) each dof's position among the clamped ones, or -1 */
     double* Lcc;  /* (n (n + 1) / 2) Mcc = L^T L with the clamped tree's sparsity */
     double* Y;    /* (n x o) Mcc^-1 J_{O,C}^T, column per other row */
+    double* Jc;   /* (n x o) J_{O,C}: each other row's J at the clamped dofs, in their order */
     int* oidx;    /* (o) the other rows */
     int* ostate;  /* (o) ROW_* */
     double* olo;  /* (o) the bounds each was given */

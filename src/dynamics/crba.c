@@ -195,3 +195,36 @@ void fb_ltl_solve(const fb_dof_tree* t, const double* Lc, double* x) {
         x[k] = s / Lk[lk - 1];
     }
 }
+
+void fb_ltl_solve_many(const fb_dof_tree* t, const double* Lc, double* const* xs, int m) {
+    const int n = t->n;
+    for (int k = n - 1; k >= 0; k--) {
+        const double* Lk = Lc + t->off[k];
+        const int lk = t->len[k];
+        const int* ck = t->chain + t->off[k];
+        for (int j = 0; j < m; j++) {
+            double* x = xs[j];
+            if (x[k] == 0.0) {
+                continue;
+            }
+            const double y = x[k] / Lk[lk - 1];
+            x[k] = y;
+            for (int p = 0; p < lk - 1; p++) {
+                x[ck[p]] -= Lk[p] * y;
+            }
+        }
+    }
+    for (int k = 0; k < n; k++) {
+        const double* Lk = Lc + t->off[k];
+        const int lk = t->len[k];
+        const int* ck = t->chain + t->off[k];
+        for (int j = 0; j < m; j++) {
+            double* x = xs[j];
+            double s = x[k];
+            for (int p = 0; p < lk - 1; p++) {
+                s -= Lk[p] * x[ck[p]];
+            }
+            x[k] = s / Lk[lk - 1];
+        }
+    }
+}

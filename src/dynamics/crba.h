@@ -55,4 +55,9 @@ bool fb_ltl_factor(const fb_dof_tree* t, const double* M, double* Lc);
  * the ancestors of x's non-zero entries. */
 void fb_ltl_solve(const fb_dof_tree* t, const double* Lc, double* x);
 
+/* fb_ltl_solve on m right-hand sides at once (xs[j], n values each), each given the same
+ * operations in the same order (the same bits): a solve is a chain of dependent divisions
+ * down the tree, and chains of different right-hand sides overlap when taken together. */
+void fb_ltl_solve_many(const fb_dof_tree* t, const double* Lc, double* const* xs, int m);
+
 #endif /* FB_DYNAMICS_CRBA_H */

@@ -318,6 +318,10 @@ static bool js_factor(js_ctx* x) {
         if (!fb_ltl_factor(&s->ct, s->Mcc, s->Lcc)) {
             return false;
         }
+        if (x->rows_idle) {
+            x->nfo = 0;
+            return true;
+        }
         double* ys[JS_MAX_O];
         int m = 0;
         for (int i = 0; i < x->no; i++) {
@@ -391,7 +395,7 @@ static void js_state(js_ctx* x) {
         s->z0[c] = s->tau[s->cidx[c]] - s->u[s->cidx[c]];
     }
     fb_ltl_solve(&s->ct, s->Lcc, s->z0);
-    for (int i = 0; i < no; i++) {
+    for (int i = 0; i < no && !x->rows_idle; i++) {
         const double* Jci = s->Jc + (size_t)i * (size_t)n;
         double h = s->jd[i];
         for (int c = 0; s->touch[i] && c < nc; c++) {
@@ -453,7 +457,7 @@ static void js_state(js_ctx* x) {
         }
         s->tau[k] = t;
     }
-    for (int i = 0; i < no; i++) {
+    for (int i = 0; i < no && !x->rows_idle; i++) {
         double w = s->h[i];
         for (int i2 = 0; i2 < no; i2++) {
             w += s->S[i * JS_MAX_O + i2] * *js_lambda(x, i2);
@@ -480,6 +484,7 @@ bool fb_js_update(js_ctx* x) {
 static bool js_dofs(js_ctx* x) {
     js_scratch* s = x->s;
     int best = x->n + 1, worse = 0;
+    x->rows_idle = true; /* the rounds make only the dofs' values; the last set once in full */
     for (int round = 0; round < 4 * x->n + 64; round++) {
         if (!fb_js_update(x)) {
             return false;
@@ -501,7 +506,11 @@ static bool js_dofs(js_ctx* x) {
             first = (wrong && (first < 0 || k < first)) ? k : first;
         }
         if (bad == 0) {
-            return true;
+            /* the set found, everything made from it as a round made it before rows_idle (the
+             * same bits): the rows are driven from here */
+            x->rows_idle = false;
+            x->c_dirty = true;
+            return fb_js_update(x);
         }
         worse = bad < best ? 0 : worse + 1;
         best = bad < best ? bad : best;

@@ -79,6 +79,9 @@ typedef struct js_ctx {
     double tol_w, tol_l;
     int pivots, max_pivots;
     bool c_dirty; /* the clamped dofs changed since js_factor */
+    /* every other row at zero (js_dofs): only M_CC's factor, z and the dofs' torques are
+     * made, not the other rows' Y, S, h and w, which nothing reads until a row moves */
+    bool rows_idle;
 } js_ctx;
 
 /* Whether other row i is a friction row tied to a normal row among the other rows. */

@@ -235,10 +235,15 @@ static bool js_setup(js_ctx* x, bool ties) {
      * articulations (a ball), from their columns there */
     for (int i = 0; i < x->no; i++) {
         const int r = s->oidx[i];
+        /* most rows act on the articulation alone: their share is 0 without visiting J again */
+        bool elsewhere = false;
+        for (int e = cs->jstart[r]; e < cs->jstart[r] + cs->jcount[r]; e++) {
+            elsewhere = elsewhere || cs->dof_art[cs->jidx[e]] != x->a;
+        }
         for (int i2 = 0; i2 <= i; i2++) {
             const double* col = cs->dqdd + (size_t)s->oidx[i2] * (size_t)cs->nv_total;
             double v = 0.0;
-            for (int e = cs->jstart[r]; e < cs->jstart[r] + cs->jcount[r]; e++) {
+            for (int e = cs->jstart[r]; elsewhere && e < cs->jstart[r] + cs->jcount[r]; e++) {
                 if (cs->dof_art[cs->jidx[e]] != x->a) {
                     v += cs->jval[e] * col[cs->jidx[e]];
                 }
@@ -298,6 +303,7 @@ static bool js_factor(js_ctx* x) {
     const int n = x->n;
     if (x->c_dirty) {
         x->c_dirty = false;
+        x->h_stale = true;
         x->nc = 0;
         for (int k = 0; k < n; k++) {
             if (s->dstate[k] != DOF_FREE) {
@@ -391,17 +397,22 @@ static void js_set_tied(js_ctx* x) {
 static void js_state(js_ctx* x) {
     js_scratch* s = x->s;
     const int n = x->n, nc = x->nc, no = x->no, nf = x->nfo;
-    for (int c = 0; c < nc; c++) {
-        s->z0[c] = s->tau[s->cidx[c]] - s->u[s->cidx[c]];
-    }
-    fb_ltl_solve(&s->ct, s->Lcc, s->z0);
-    for (int i = 0; i < no && !x->rows_idle; i++) {
-        const double* Jci = s->Jc + (size_t)i * (size_t)n;
-        double h = s->jd[i];
-        for (int c = 0; s->touch[i] && c < nc; c++) {
-            h += Jci[c] * s->z0[c];
+    /* z0 and h follow from the clamped dofs and their torques alone (at their bounds): made
+     * again only when the factor was */
+    if (x->h_stale) {
+        for (int c = 0; c < nc; c++) {
+            s->z0[c] = s->tau[s->cidx[c]] - s->u[s->cidx[c]];
         }
-        s->h[i] = h;
+        fb_ltl_solve(&s->ct, s->Lcc, s->z0);
+        for (int i = 0; i < no && !x->rows_idle; i++) {
+            const double* Jci = s->Jc + (size_t)i * (size_t)n;
+            double h = s->jd[i];
+            for (int c = 0; s->touch[i] && c < nc; c++) {
+                h += Jci[c] * s->z0[c];
+            }
+            s->h[i] = h;
+        }
+        x->h_stale = x->rows_idle; /* h was not made */
     }
     /* the rows not free and not tied to a free normal hold their values */
     for (int f = 0; f < nf; f++) {

@@ -82,6 +82,7 @@ typedef struct js_ctx {
     /* every other row at zero (js_dofs): only M_CC's factor, z and the dofs' torques are
      * made, not the other rows' Y, S, h and w, which nothing reads until a row moves */
     bool rows_idle;
+    bool h_stale; /* z0 and h not made since js_factor made M_CC's factor */
 } js_ctx;
 
 /* Whether other row i is a friction row tied to a normal row among the other rows. */

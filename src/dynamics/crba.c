@@ -165,39 +165,14 @@ bool fb_ltl_factor(const fb_dof_tree* t, const double* M, double* Lc) {
     return true;
 }
 
-void fb_ltl_solve(const fb_dof_tree* t, const double* Lc, double* x) {
+/* fb_ltl_solve_many's work, inlined in both solves so that the one right-hand side of
+ * fb_ltl_solve is a loop of its own (through the general loop, a few per cent of the
+ * joint-space solve's time) */
+static inline void ltl_solve(const fb_dof_tree* t, const double* Lc, double* const* xs, int m) {
     const int n = t->n;
     /* L^T y = x, leaves first: y_k = x_k / L_kk, then x_i -= L_ki y_k along k's chain. A dof
      * whose x is still zero when reached (nothing below it pushed) is skipped, so a sparse x
      * (a force along one path to the root) costs only that path */
-    for (int k = n - 1; k >= 0; k--) {
-        if (x[k] == 0.0) {
-            continue;
-        }
-        const double* Lk = Lc + t->off[k];
-        const int lk = t->len[k];
-        const int* ck = t->chain + t->off[k];
-        const double y = x[k] / Lk[lk - 1];
-        x[k] = y;
-        for (int p = 0; p < lk - 1; p++) {
-            x[ck[p]] -= Lk[p] * y;
-        }
-    }
-    /* L z = y, root first: z_k = (y_k - sum over k's ancestors i of L_ki z_i) / L_kk */
-    for (int k = 0; k < n; k++) {
-        const double* Lk = Lc + t->off[k];
-        const int lk = t->len[k];
-        const int* ck = t->chain + t->off[k];
-        double s = x[k];
-        for (int p = 0; p < lk - 1; p++) {
-            s -= Lk[p] * x[ck[p]];
-        }
-        x[k] = s / Lk[lk - 1];
-    }
-}
-
-void fb_ltl_solve_many(const fb_dof_tree* t, const double* Lc, double* const* xs, int m) {
-    const int n = t->n;
     for (int k = n - 1; k >= 0; k--) {
         const double* Lk = Lc + t->off[k];
         const int lk = t->len[k];
@@ -214,6 +189,7 @@ void fb_ltl_solve_many(const fb_dof_tree* t, const double* Lc, double* const* xs
             }
         }
     }
+    /* L z = y, root first: z_k = (y_k - sum over k's ancestors i of L_ki z_i) / L_kk */
     for (int k = 0; k < n; k++) {
         const double* Lk = Lc + t->off[k];
         const int lk = t->len[k];
@@ -227,4 +203,12 @@ void fb_ltl_solve_many(const fb_dof_tree* t, const double* Lc, double* const* xs
             x[k] = s / Lk[lk - 1];
         }
     }
+}
+
+void fb_ltl_solve(const fb_dof_tree* t, const double* Lc, double* x) {
+    ltl_solve(t, Lc, &x, 1);
+}
+
+void fb_ltl_solve_many(const fb_dof_tree* t, const double* Lc, double* const* xs, int m) {
+    ltl_solve(t, Lc, xs, m);
 }

@@ -27,12 +27,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "control/ref_internal.h"
 #include "featherbone/collision.h"
 #include "featherbone/control.h"
 #include "featherbone/dynamics.h"
-#include "control/ref_internal.h"
 #include "math/quat.h"
 #include "util/error.h"
+#include "util/sort.h"
 
 /* m above the clip's floor: a body is low below PLAN_LOW, and stays in stance below
  * PLAN_LOW_EXIT */
@@ -221,11 +222,6 @@ static void plant_toe(const fb_model* m, const fb_ref* r, fb_data* d, const fb_l
     p = fb_v3_sub(p, fb_v3_scale(g.n, fb_v3_dot(g.n, p) - g.offset - radius));
     st->p = p;
     st->heading = atan2(sum_s, sum_c);
-}
-
-static int cmp_double(const void* a, const void* b) {
-    const double x = *(const double*)a, y = *(const double*)b;
-    return (x > y) - (x < y);
 }
 
 /* The stance flags of one body (nf frames): hysteresis on height h, speed v and the sole's
@@ -431,7 +427,7 @@ bool fb_ref_contact_plan(const fb_model* m, fb_ref* r, fb_data* d) {
         }
     }
     if (nslow > 0) {
-        qsort(sorted, (size_t)nslow, sizeof(double), cmp_double);
+        fb_sort_doubles(sorted, (size_t)nslow);
         r->floor = sorted[nslow / 2];
     }
     /* the flags; then of each stance only where the body stays still (u, w: its centre's

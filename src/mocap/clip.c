@@ -13,6 +13,7 @@
 #include "mocap/constants.h"
 #include "mocap/euler.h"
 #include "util/error.h"
+#include "util/sort.h"
 
 static const char* const CHANNEL_NAMES[6] = {"Xposition", "Yposition", "Zposition",
                                               "Xrotation", "Yrotation", "Zrotation"};
@@ -363,11 +364,6 @@ static fb_up_axis up_of(const double* ext) {
     return ext[2] > FB_UP_Z_RATIO * ext[1] ? FB_UP_Z : FB_UP_Y;
 }
 
-static int cmp_double(const void* a, const void* b) {
-    const double x = *(const double*)a, y = *(const double*)b;
-    return (x > y) - (x < y);
-}
-
 /* Standing heights of the frames first, first + step, ... < last that stand upright, into h
  * (sorted); returns how many. *tallest gets the largest height of any of them, *stand (when
  * still -1) the first frame that stands. */
@@ -384,7 +380,7 @@ static int posed_heights(const fb_clip* c, pose* p, int first, int last, int ste
             *stand = *stand < 0 ? f : *stand;
         }
     }
-    qsort(h, (size_t)n, sizeof *h, cmp_double);
+    fb_sort_doubles(h, (size_t)n);
     return n;
 }
 

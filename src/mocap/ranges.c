@@ -21,10 +21,11 @@
 #include <string.h>
 
 #include "math/quat.h"
-#include "model/limit.h"
 #include "mocap/build.h"
 #include "mocap/clip.h"
+#include "model/limit.h"
 #include "util/error.h"
+#include "util/sort.h"
 
 /* A joint nearer the midline than this (m, along the body's left) counts as on it. */
 #define RANGE_MIDLINE 0.01
@@ -334,11 +335,6 @@ static fb_joint_limit ball_range(const fb_clip* c, const fb_v3* end, const rest_
 
 /* ---- hinges ------------------------------------------------------------------------------ */
 
-static int cmp_double(const void* a, const void* b) {
-    const double x = *(const double*)a, y = *(const double*)b;
-    return (x > y) - (x < y);
-}
-
 /* The hinge angle at which the child bone a (rotated about the unit axis h) lies most nearly
  * along the parent bone p: maximises (R(h, t) a) . p. */
 static double straight_angle(fb_v3 h, fb_v3 a, fb_v3 p) {
@@ -374,7 +370,7 @@ static fb_joint_limit hinge_range(const fb_clip* c, const fb_v3* end, const rest
     if (c->nframe > 0) {
         double* sorted = th + c->nframe;
         memcpy(sorted, th, (size_t)c->nframe * sizeof(double));
-        qsort(sorted, (size_t)c->nframe, sizeof(double), cmp_double);
+        fb_sort_doubles(sorted, (size_t)c->nframe);
         const double median = sorted[c->nframe / 2];
         /* the zero in the clip's turn (angles are unwrapped from the first frame's) */
         zero += 2.0 * FB_PI * round((median - zero) / (2.0 * FB_PI));

@@ -26,6 +26,7 @@
 #include "featherbone/dynamics.h"
 #include "math/vec3.h"
 #include "util/error.h"
+#include "util/sort.h"
 
 /* The heel behind the ankle, per unit of the ankle-to-toe-joint length along the sole. */
 #define SOLE_HEEL 0.377
@@ -49,11 +50,6 @@
  * fraction of the ankle-to-toe length (the bone nearly along the sole's normal) or the ankle
  * less than this fraction of the toe radius above the sole. */
 #define SOLE_MIN_FRACTION 0.2
-
-static int cmp_double(const void* a, const void* b) {
-    const double x = *(const double*)a, y = *(const double*)b;
-    return (x > y) - (x < y);
-}
 
 /* Where the box of body b ends in front (body coordinates) and the radius its bottom passes
  * under it by: the toe joint and the toe shape's radius (the first child body with a shape),
@@ -119,7 +115,7 @@ static bool sole_normal(const fb_model* m, fb_data* d, const double* q, int nf, 
     if (ns == 0) {
         return false;
     }
-    qsort(sorted, (size_t)ns, sizeof(double), cmp_double);
+    fb_sort_doubles(sorted, (size_t)ns);
     double stand = sorted[0];
     for (int i = 0, j = 0, best = 0; i < ns; i++) {
         while (j < ns && sorted[j] < sorted[i] + SOLE_LOW) {

@@ -34,6 +34,7 @@
 #include "featherbone/sim.h"
 #include "math/vec3.h"
 #include "util/error.h"
+#include "util/sort.h"
 
 #include "sim_internal.h"
 
@@ -208,11 +209,6 @@ static bool choose_dofs(const fb_model* m, sampler* sp) {
     return ok;
 }
 
-static int by_value(const void* a, const void* b) {
-    const double x = *(const double*)a, y = *(const double*)b;
-    return (x > y) - (x < y);
-}
-
 /* The clip's standing root height: the median over gr's frames of its root's height above the
  * ground (m); NAN when out of memory. A clip that hops or jumps lifts its root above it for
  * a moment, one that crouches or kneels takes it below for a moment; a walk bobs about it. */
@@ -226,7 +222,7 @@ static double standing_height(const fb_model* m, const fb_ref* gr) {
         const double* p = gr->q + (size_t)f * (size_t)gr->nq + m->q_adr[1];
         h[f] = fb_v3_dot(g.n, fb_v3_make(p[0], p[1], p[2])) - g.offset;
     }
-    qsort(h, (size_t)gr->nframe, sizeof(double), by_value);
+    fb_sort_doubles(h, (size_t)gr->nframe);
     const double mid = h[gr->nframe / 2];
     free(h);
     return mid;

@@ -124,7 +124,7 @@ static double standing(const walk* w) {
  * o, computed here from the recorded metrics as docs/CONTROL.md §11 gives it: the mean over
  * those frames of (pose / 3 cm)^2 + (root / o->root_scale)^2 + (turn / 0.15 rad)^2 + (the
  * root's drop below the clip's height, taken up to its standing height, / o->height_scale)^2,
- * plus, within 2 s after each hit's time, (its aim point's root-relative deviation /
+ * plus, from 1.5 to 2.5 s after each hit's time, (its aim point's root-relative deviation /
  * o->hit_scale)^2 (that part alone into *hit_part); and, in the same mean, 1000 (1 + the
  * seconds left to the last frame) once, at the first frame whose root is below o->upright of
  * the clip's height (up to the standing height). The root's heights are checked against the
@@ -163,7 +163,7 @@ static double recorded_score(fb_sim* s, double t0, const fb_sample_opts* o, cons
         }
         for (int k = 0; k < fb_sim_nball(s) && o->hit_scale > 0.0; k++) {
             const double dt = fr[i].time - fb_sim_hits(s)[k].hit.time;
-            if (dt >= 0.0 && dt <= 2.0) {
+            if (dt >= 1.5 && dt <= 2.5) {
                 const double e = pow(fb_sim_frame_hit_err_root(s, i)[k] / o->hit_scale, 2);
                 score += e;
                 part += e;
@@ -260,26 +260,32 @@ START_TEST(sampling_is_deterministic_and_returns_what_it_scored) {
 }
 END_TEST
 
-/* With a hit, the struck body's return counts in the score (o.hit_scale): over the first
- * 0.6 s of the walk with a chest ball at 0.3 s, the simulation tracking the search's answer
- * scores, by the recorded metrics and root-relative hit deviations, what the search said, the
- * hit's part of it more than a rounding; with hit_scale 0 the search finds another plan. The
- * root's and the drop's scales are not the defaults here (o.root_scale 12 cm, o.height_scale
- * 3 cm), so the score read back checks them too. */
+/* With hits, the struck body's return counts in the score (o.hit_scale), from 1.5 to 2.5 s
+ * after each hit: over the first 1.8 s of the walk with a chest ball at 0.2 s (its return
+ * counted from 1.7 s on, in the last window) and a light ball at the left forearm at 1.0 s
+ * (not counted there: before stop 39 it was, from the hit to 2 s after, and a library counting
+ * it so fails the read back), the simulation tracking the search's answer scores, by the
+ * recorded metrics and root-relative hit deviations, what the search said, the hits' part of it
+ * more than a rounding; with hit_scale 0 the search finds another plan. The root's and the
+ * drop's scales are not the defaults here (o.root_scale 12 cm, o.height_scale 3 cm), so the
+ * score read back checks them too. */
 START_TEST(a_hits_return_counts_in_the_score) {
     walk w;
-    walk_make(&w, 0, 72);
+    walk_make(&w, 0, 216);
     fb_sample_opts o = short_search(3);
+    o.lookahead = 0.3; /* with 0.1 this short search fell at 1.18 s */
     o.hit_scale = 0.005;
     o.root_scale = 0.12;
     o.height_scale = 0.03;
-    fb_hit h;
+    fb_hit h[2];
     fb_error err;
-    ck_assert(fb_hit_parse("time=0.3,target=Chest,speed=10,mass=0.45", &h, &err) == FB_OK);
+    ck_assert(fb_hit_parse("time=0.2,target=Chest,speed=10,mass=0.45", &h[0], &err) == FB_OK);
+    ck_assert(fb_hit_parse("time=1.0,target=LeftElbow,speed=5,mass=0.05,radius=0.05", &h[1],
+                           &err) == FB_OK);
     fb_sample_result r, r0;
-    fb_ref* a = search(&w, &o, &h, 1, &r);
-    fb_sim* s = run_walk_hit(&w, a, &h, 1);
-    ck_assert(fb_sim_hits(s)[0].touched);
+    fb_ref* a = search(&w, &o, h, 2, &r);
+    fb_sim* s = run_walk_hit(&w, a, h, 2);
+    ck_assert(fb_sim_hits(s)[0].touched && fb_sim_hits(s)[1].touched);
     double part = 0.0;
     const double score = recorded_score(s, (r.windows - 1) * o.window, &o, &w, &part, NULL);
     printf("hit's return in the score: %.6g of %.6g (the search said %.6g)\n", part, score, r.cost);
@@ -288,7 +294,7 @@ START_TEST(a_hits_return_counts_in_the_score) {
                   "the run scores %.12g, the search said %.12g", score, r.cost);
     ck_assert_msg(part > 1e-3 * score, "the hit's part %g of %g", part, score);
     o.hit_scale = 0.0;
-    fb_ref* b = search(&w, &o, &h, 1, &r0);
+    fb_ref* b = search(&w, &o, h, 2, &r0);
     const size_t nq = (size_t)w.ch->model->nq * (size_t)a->nframe;
     ck_assert_msg(memcmp(a->q, b->q, nq * sizeof(double)) != 0, "the hit's term changed nothing");
     fb_sim_destroy(s);

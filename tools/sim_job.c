@@ -19,6 +19,7 @@ void sim_job_init(sim_job* j) {
     j->controller = -1;
     j->root = -1;
     j->anchor = -1;
+    j->sample_hit_scale = -1.0;
     j->sample_pull = -1.0;
     j->sample_step = -1.0;
     j->sample_root_scale = -1.0;
@@ -80,7 +81,7 @@ static fb_sample_opts job_sample_opts(const sim_job* j) {
     o.height_scale = j->sample_height_scale >= 0.0 ? j->sample_height_scale : o.height_scale;
     o.upright = j->sample_upright >= 0.0 ? j->sample_upright : o.upright;
     o.samples = j->sample;
-    o.hit_scale = j->sample_hit_scale;
+    o.hit_scale = j->sample_hit_scale >= 0.0 ? j->sample_hit_scale : o.hit_scale;
     o.seed = j->seed;
     return o;
 }
@@ -98,7 +99,7 @@ bool sim_job_sampling_ok(const sim_job* j, const char** field, char* msg, size_t
         bool given;
         const char* key;
         const char* why;
-    } need[] = {{j->sample_hit_scale > 0.0, "sample_hit_scale",
+    } need[] = {{j->sample_hit_scale >= 0.0, "sample_hit_scale",
                  "--sample-hit-scale weighs the search of --sample N: give --sample too"},
                 {j->sample_pull >= 0.0, "sample_pull",
                  "--sample-pull shapes the search of --sample N: give --sample too"},

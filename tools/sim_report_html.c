@@ -159,10 +159,11 @@ static void run_section(html_doc* h, const page* p) {
     const fb_sample_result* r = p->info->sample;
     if (r) {
         const fb_sample_opts* o = &p->info->sample_opts;
-        char before[48], after[48], hits[96] = "";
-        if (o->hit_scale > 0.0) {
+        char before[48], after[48], hits[128] = "";
+        if (o->hit_scale > 0.0 && p->nhit > 0) {
             snprintf(hits, sizeof hits,
-                     ", the struck bodies' return counted over %g m (--sample-hit-scale)",
+                     ", the struck bodies' return counted from 1.5 to 2.5 s after each hit over "
+                     "%g m (--sample-hit-scale)",
                      o->hit_scale);
         }
         html_paragraphf(

@@ -368,11 +368,13 @@ typedef struct fb_sample_opts {
                            sequence falls (default 20) */
     fb_sample_plan* plan; /* when not NULL: the best sequence's offsets are written there (the
                              caller frees them with fb_sample_plan_free; default NULL) */
-    double hit_scale;     /* m: when > 0, after each hit, for 2 s from its time, the square
-                             of its aim point's root-relative deviation (peak_err_root's) over
-                             this scale is added to each frame's score, so that the search
-                             brings the struck body back sooner (0.03, the pose's own scale,
-                             is what docs/CONTROL.md §11 measured; default 0: not counted) */
+    double hit_scale;     /* m: when > 0, from 1.5 s to 2.5 s after each hit's time (issue
+                             18's return, held; from the hit to 2 s after it until stop 39),
+                             the square of its aim point's root-relative deviation
+                             (peak_err_root's) over this scale is added to each frame's score,
+                             so that the search brings the struck body back by then
+                             (default 0.02 since stop 39, docs/CONTROL.md §11; 0 before, and 0
+                             does not count it) */
     bool replay;          /* simulate every candidate from the start instead of from its kept
                              sequence's simulation saved before the window (default false: the
                              same result for about (window + lookahead) / (lookahead + duration

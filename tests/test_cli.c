@@ -3,6 +3,7 @@
  * judged here, only that it runs and prints its table). */
 #define _POSIX_C_SOURCE 200809L /* popen, mkdtemp */
 #include <dirent.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -465,6 +466,16 @@ START_TEST(simulate_sample_searches_or_explains) {
     ck_assert_msg(strstr(json, "\"sampling\":\t{") && strstr(json, "\"simulations\":\t14") &&
                       strstr(json, "\"mpjpe_root_relative_cm\":"),
                   "the report lacks the sampling's numbers");
+    /* the standing height the search took, on the line and in the report alike; no hit, so
+     * no struck body's term named */
+    const char* on_line = strstr(buf, "up to its standing ");
+    const char* in_report = strstr(json, "\"standing_height_m\":\t");
+    ck_assert_msg(on_line && in_report, "no standing height: %s", buf);
+    const double line_h = strtod(on_line + strlen("up to its standing "), NULL);
+    const double report_h = strtod(in_report + strlen("\"standing_height_m\":\t"), NULL);
+    ck_assert_msg(report_h > 0.5 && report_h < 1.2 && fabs(line_h - report_h) < 6e-4,
+                  "standing at %g m on the line, %g m in the report", line_h, report_h);
+    ck_assert_msg(!strstr(buf, "struck body"), "%s", buf);
     free(json);
     /* the offsets kept and followed again without a search: the same clip, bit for bit */
     sample_run(clip, dir, "b.bvh", "--sample 3 --threads 2 --sample-save", 0,

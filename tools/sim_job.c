@@ -205,18 +205,23 @@ static int job_sample(const sim_job* j, const fb_clip* clip, const fb_character*
         fprintf(log, "%s: %s\n", tag, err.msg);
         return exit_code_for(err.code);
     }
-    char before[48], after[48];
+    char before[48], after[48], struck[96] = "";
+    if (nhit > 0 && o.hit_scale > 0.0) {
+        snprintf(struck, sizeof struck,
+                 ", each struck body's deviation from 1.5 to 2.5 s after its hit over %g m",
+                 o.hit_scale);
+    }
     fprintf(log,
             "%s: sampling: %d windows of %.2f s, %d simulations each, %ld in all (%d time%s "
             "back), on %d thread%s in %.1f s wall; %d joint axes offset (steps of %g rad, the "
             "joints' pulled back by %g a window, the root's distance from the path scored "
             "over %g m and its drop below the clip's height (up to its standing %.3f m) over "
-            "%g m, below %g of that height a fall); tracking the clip it %s, tracking the "
+            "%g m, below %g of that height a fall%s); tracking the clip it %s, tracking the "
             "sampled reference it %s\n",
             tag, res->windows, o.window, o.samples, res->simulations, res->backtracks,
             res->backtracks == 1 ? "" : "s", o.threads, o.threads == 1 ? "" : "s", wall_s() - t0,
             res->dofs, o.sigma_joint, o.pull, o.root_scale, res->stand_height, o.height_scale,
-            o.upright, sim_fall_words(res->fall_before, before, sizeof before),
+            o.upright, struck, sim_fall_words(res->fall_before, before, sizeof before),
             sim_fall_words(res->fall_after, after, sizeof after));
     int rc = EXIT_OK;
     if (j->sample_save) {

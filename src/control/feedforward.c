@@ -31,7 +31,11 @@ void fb_ref_feedforward(const fb_model* m, fb_ref* r, double* qs, int nsample,
 }
 
 void fb_ref_step_velocities(const fb_model* m, fb_ref* r) {
-    for (long i = 1; i < r->nframe; i++) {
+    fb_ref_step_velocities_range(m, r, 1, r->nframe);
+}
+
+void fb_ref_step_velocities_range(const fb_model* m, fb_ref* r, long from, long to) {
+    for (long i = from > 1 ? from : 1; i < to; i++) {
         const double* qi = r->q + (size_t)i * (size_t)m->nq;
         double* vs = r->v_step + (size_t)i * (size_t)m->nv;
         fb_difference(m, qi - m->nq, qi, vs);
@@ -42,9 +46,13 @@ void fb_ref_step_velocities(const fb_model* m, fb_ref* r) {
 }
 
 void fb_ref_step_torques(const fb_model* m, fb_ref* r, fb_data* d) {
+    fb_ref_step_torques_range(m, r, d, 0, r->nframe);
+}
+
+void fb_ref_step_torques_range(const fb_model* m, fb_ref* r, fb_data* d, long from, long to) {
     const long nf = r->nframe;
     const double dt = r->dt;
-    for (long i = 0; i < nf; i++) {
+    for (long i = from; i < to; i++) {
         double* as = r->a_step + (size_t)i * (size_t)m->nv;
         const double* vs = r->v_step + (size_t)i * (size_t)m->nv;
         if (i + 1 < nf) {

@@ -104,6 +104,12 @@ void fb_ref_feedforward(const fb_model* m, fb_ref* r, double* qs, int nsample,
 void fb_ref_step_velocities(const fb_model* m, fb_ref* r);
 void fb_ref_step_torques(const fb_model* m, fb_ref* r, fb_data* d);
 
+/* The same for frames [from, to) only, each frame's as the whole's (the sampling search lays
+ * again only the frames a new control point moves, src/sim/sample.c); a_step of frame i reads
+ * v_step of frame i + 1, the last frame's a_step the one before's. */
+void fb_ref_step_velocities_range(const fb_model* m, fb_ref* r, long from, long to);
+void fb_ref_step_torques_range(const fb_model* m, fb_ref* r, fb_data* d, long from, long to);
+
 /* ---- the contact plan (contact.c) ----------------------------------------------------------- */
 
 /* A leg of the model as the plan and the grounded reference use it: a foot (a body with a box

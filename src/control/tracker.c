@@ -533,7 +533,7 @@ fb_tracker* fb_tracker_create(fb_world* w, int art, const fb_ref* ref, const fb_
     for (size_t j = 0; j < nv; j++) {
         tr->M_diag[j] = tr->dref->M[j * nv + j];
     }
-    fb_tracker_use_control(tr);
+    fb_tracker_use_control(tr, 0, tr->ctl->nframe);
     fb_gains_from_settle(BAL_COM_SETTLE, 1.0, &tr->com_kp, &tr->com_kd);
     memcpy(tr->dref->q, ref->q, (size_t)m->nq * sizeof(double));
     fb_crba(m, tr->dref);
@@ -562,13 +562,13 @@ fb_status fb_tracker_set_control(fb_tracker* tr, const fb_ref* ctl, fb_error* er
                        ctl->nframe, tr->ref->nframe);
     }
     tr->ctl = ctl;
-    fb_tracker_use_control(tr);
+    fb_tracker_use_control(tr, 0, tr->ctl->nframe);
     fb_tracker_reset(tr);
     return fb_ok(err);
 }
 
-void fb_tracker_control_changed(fb_tracker* tr) {
-    fb_tracker_use_control(tr);
+void fb_tracker_control_changed(fb_tracker* tr, int from, int to) {
+    fb_tracker_use_control(tr, from, to);
 }
 
 fb_status fb_tracker_copy(fb_tracker* dst, const fb_tracker* src, fb_error* err) {

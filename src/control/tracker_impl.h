@@ -85,9 +85,9 @@ void fb_tracker_anchor_at_feet(fb_tracker* tr, double h);
  * when assisted, nothing when free. */
 void fb_tracker_root_wrench(fb_tracker* tr);
 
-/* What the tracker derives from its control reference (the centre of mass's path, which
- * bodies bear weight). */
-void fb_tracker_use_control(fb_tracker* tr);
+/* What the tracker derives from its control reference (the centre of mass's path of frames
+ * [from, to), which bodies bear weight). */
+void fb_tracker_use_control(fb_tracker* tr, int from, int to);
 
 /* The accelerations the tracking wants of every dof into tr->want (the clip's plus the gains on
  * the error [Kokkevis eq. 22]): the rows' targets, and what the balance planner produces. */

@@ -15,7 +15,7 @@ fb_status fb_tracker_copy(fb_tracker* dst, const fb_tracker* src, fb_error* err)
 
 /* The control reference changed in place (the pointer the tracker holds is the same): what
  * the tracker derives from it (the centre of mass path, which bodies bear weight) is made
- * again. */
-void fb_tracker_control_changed(fb_tracker* tr);
+ * again, the path at frames [from, to) only (those changed that the tracker will read). */
+void fb_tracker_control_changed(fb_tracker* tr, int from, int to);
 
 #endif

@@ -124,10 +124,10 @@ void fb_tracker_wanted(fb_tracker* tr) {
     }
 }
 
-/* The centre of mass of the control reference at every frame (tr->com_ref). */
-static void com_path(fb_tracker* tr) {
+/* The centre of mass of the control reference at frames [from, to) (tr->com_ref). */
+static void com_path(fb_tracker* tr, int from, int to) {
     const fb_model* m = tr->m;
-    for (int f = 0; f < tr->ctl->nframe; f++) {
+    for (int f = from; f < to; f++) {
         memcpy(tr->dref->q, tr->ctl->q + (size_t)f * (size_t)m->nq, (size_t)m->nq * sizeof(double));
         fb_kinematics_pos(m, tr->dref);
         const fb_v3 c = fb_com(m, tr->dref);
@@ -137,10 +137,11 @@ static void com_path(fb_tracker* tr) {
     }
 }
 
-/* What the tracker derives from its control reference: the centre of mass's path, and which
- * bodies carry the planned weight (the contact plan's toes touch but do not). */
-void fb_tracker_use_control(fb_tracker* tr) {
-    com_path(tr);
+/* What the tracker derives from its control reference: the centre of mass's path (of frames
+ * [from, to)), and which bodies carry the planned weight (the contact plan's toes touch but
+ * do not). */
+void fb_tracker_use_control(fb_tracker* tr, int from, int to) {
+    com_path(tr, from, to);
     for (int b = 0; b < tr->m->nbody; b++) {
         fb_balance_bear(tr->bal, b, true);
     }

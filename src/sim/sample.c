@@ -73,6 +73,10 @@
  * two frames), and a window's new control point moves the frames after its start only: six
  * steps leave room. test_sample checks that the saved simulations give the replayed plan. */
 #define SAVE_MARGIN 6
+/* Frames past a simulation's end that its candidate's reference is laid to (and its centre of
+ * mass path made): the two it reads past a time (SAVE_MARGIN's comment), with room. The frames
+ * after are left as an earlier candidate laid them: nothing reads them. */
+#define READ_MARGIN SAVE_MARGIN
 
 fb_sample_opts fb_default_sample_opts(void) {
     return (fb_sample_opts){.samples = 40,
@@ -102,6 +106,13 @@ typedef struct worker {
     fb_sim* s; /* tracking ctl: a kept simulation is copied into it (not with o->replay) */
     fb_data* d;
     double* dv; /* (nv) */
+    /* what ctl holds: the sequence laid last (ps), the frames below laid_q whose q and v_step
+     * are that sequence's, below laid_tau whose a_step and tau are, and below com_ok those of
+     * s's centre of mass path (fb_sim_copy leaves it to s); a candidate lays again only the
+     * frames its sequence moves (the search's candidates share their control points up to
+     * the window's) up to where its simulation ends */
+    double* laid;
+    int laid_q, laid_tau, com_ok;
     pthread_t tid;
     fb_status st;
     fb_error err;
@@ -124,8 +135,11 @@ struct sampler {
     int nwin;
     double duration;
     size_t ps; /* doubles in a sequence: (nwin + 1) control points of nd */
-    /* the window being searched: candidates cand (n x ps), their scores and falls */
+    /* the window being searched: candidates cand (n x ps), their scores and falls; order: the
+     * candidates by kept sequence, in which the threads take them (apply lays less when a
+     * thread's candidates follow the same sequence) */
     int n;
+    int* order;
     double* cand;
     double* cost;
     double* fall;
@@ -231,15 +245,20 @@ static double standing_height(const fb_model* m, const fb_ref* gr) {
     return mid;
 }
 
-/* out's frames: gr's offset at the dofs dof[0..nd) by the sequence seq (control points
- * `window` apart, nwin + 1 of them, linear between), and their step rates and feedforward
- * torques. The search's candidates and fb_sample_plan_reference are made here alike. */
-static void lay(const fb_model* m, const fb_ref* gr, double window, int nwin, int nd,
-                const int* dof, const double* seq, fb_ref* out, fb_data* d, double* dv) {
-    for (int f = 0; f < out->nframe; f++) {
+/* The control point before out's frame f (sequences laid with points `window` apart, nwin + 1
+ * of them): the frame is laid from this point and the next. */
+static int point_before(const fb_ref* out, double window, int nwin, int f) {
+    const int k = (int)floor(f * out->dt / window);
+    return k >= nwin ? nwin - 1 : k;
+}
+
+/* out's frames [from, to) (q only): gr's offset at the dofs dof[0..nd) by the sequence seq
+ * (control points `window` apart, nwin + 1 of them, linear between). */
+static void lay_q(const fb_model* m, const fb_ref* gr, double window, int nwin, int nd,
+                  const int* dof, const double* seq, fb_ref* out, double* dv, int from, int to) {
+    for (int f = from; f < to; f++) {
         const double t = f * out->dt;
-        int k = (int)floor(t / window);
-        k = k >= nwin ? nwin - 1 : k;
+        const int k = point_before(out, window, nwin, f);
         const double u = fmin(1.0, (t - k * window) / window);
         const double* a = seq + (size_t)k * (size_t)nd;
         const double* b = a + nd;
@@ -258,14 +277,58 @@ static void lay(const fb_model* m, const fb_ref* gr, double window, int nwin, in
             memcpy(q, q0, (size_t)m->nq * sizeof(double));
         }
     }
+}
+
+/* out's frames: lay_q's, and their step rates and feedforward torques. The final reference
+ * and fb_sample_plan_reference are made here, the search's candidates alike (apply). */
+static void lay(const fb_model* m, const fb_ref* gr, double window, int nwin, int nd,
+                const int* dof, const double* seq, fb_ref* out, fb_data* d, double* dv) {
+    lay_q(m, gr, window, nwin, nd, dof, seq, out, dv, 0, out->nframe);
     fb_ref_step_velocities(m, out);
     memcpy(out->v_step, gr->v_step, (size_t)m->nv * sizeof(double)); /* frame 0's: the start */
     fb_ref_step_torques(m, out, d);
 }
 
-/* A candidate's reference: lay() with the search's grounded reference and dofs. */
-static void apply(const sampler* sp, const double* seq, fb_ref* out, fb_data* d, double* dv) {
-    lay(sp->ch->model, sp->ground, sp->o.window, sp->nwin, sp->nd, sp->dof, seq, out, d, dv);
+/* A candidate's reference into w->ctl: lay()'s frames for a simulation to time t, each the
+ * same bits, laid again only from the first frame seq moves against the sequence w->ctl
+ * holds (w->com_ok lowered to it) and only as far as that simulation reads: their number,
+ * returned. */
+static int apply(const sampler* sp, worker* w, const double* seq, double t) {
+    const fb_model* m = sp->ch->model;
+    fb_ref* out = w->ctl;
+    const int nf = out->nframe, npt = sp->nwin + 1;
+    int need = (int)ceil(t / out->dt - 1e-9) + 1 + READ_MARGIN;
+    need = need < nf ? need : nf;
+    /* the first control point that differs, and the first frame laid from it */
+    int c = 0;
+    while (c < npt &&
+           !memcmp(seq + (size_t)c * (size_t)sp->nd, w->laid + (size_t)c * (size_t)sp->nd,
+                   (size_t)sp->nd * sizeof(double))) {
+        c++;
+    }
+    int from = 0;
+    while (from < w->laid_q && point_before(out, sp->o.window, sp->nwin, from) + 1 < c) {
+        from++;
+    }
+    /* q and v_step through frame `need` (frame need - 1's a_step reads it), a_step and tau
+     * below it; frame i's a_step and tau read v_step of frame i + 1 */
+    const int to_q = need + 1 < nf ? need + 1 : nf;
+    if (from < to_q) {
+        lay_q(m, sp->ground, sp->o.window, sp->nwin, sp->nd, sp->dof, seq, out, w->dv, from, to_q);
+        fb_ref_step_velocities_range(m, out, from, to_q);
+        if (from == 0) {
+            memcpy(out->v_step, sp->ground->v_step, (size_t)m->nv * sizeof(double));
+        }
+    }
+    const int from_tau = from - 1 < w->laid_tau ? (from > 0 ? from - 1 : 0) : w->laid_tau;
+    if (from_tau < need) {
+        fb_ref_step_torques_range(m, out, w->d, from_tau, need);
+    }
+    w->laid_q = from > to_q ? from : to_q;
+    w->laid_tau = from_tau > need ? from_tau : need;
+    w->com_ok = w->com_ok < from ? w->com_ok : from;
+    memcpy(w->laid, seq, sp->ps * sizeof(double));
+    return need;
 }
 
 /* Steps s to t (or a fall: its time into *fall, NAN none; a blow-up counts as one). */
@@ -350,15 +413,18 @@ static fb_status evaluate(const sampler* sp, const fb_ref* ctl, double t0, doubl
 }
 
 /* w->s made the simulation `from` (NULL: as made), tracking w->ctl (laid with the sequence
- * the caller chose), and stepped to t unless from's sequence fell before it was saved
- * (from_fall; the fall either way into *fall). */
+ * the caller chose, its first `need` frames read: apply), and stepped to t unless from's
+ * sequence fell before it was saved (from_fall; the fall either way into *fall). */
 static fb_status go_on(const sampler* sp, worker* w, const fb_sim* from, double from_fall, double t,
-                       double* fall, fb_error* err) {
+                       int need, double* fall, fb_error* err) {
     fb_status st = fb_sim_copy(w->s, from ? from : sp->start, err);
     if (st != FB_OK) {
         return st;
     }
-    fb_sim_control_changed(w->s);
+    if (w->com_ok < need) {
+        fb_sim_control_changed(w->s, w->com_ok, need);
+        w->com_ok = need;
+    }
     *fall = from_fall;
     return isnan(from_fall) ? run_to(w->s, t, fall, err) : FB_OK;
 }
@@ -367,19 +433,22 @@ static fb_status go_on(const sampler* sp, worker* w, const fb_sim* from, double 
  * at sp->ts (ADVANCE). */
 static fb_status run_job(sampler* sp, worker* w, int i) {
     if (sp->job == ADVANCE) {
-        apply(sp, sp->aseq[i], w->ctl, w->d, w->dv);
+        const int need = apply(sp, w, sp->aseq[i], sp->ts);
         const int p = sp->apar[i];
         const fb_status st = go_on(sp, w, p >= 0 ? sp->psim[p] : NULL, p >= 0 ? sp->pfall[p] : NAN,
-                                   sp->ts, &sp->nfall[i], &w->err);
+                                   sp->ts, need, &sp->nfall[i], &w->err);
         return st == FB_OK ? fb_sim_copy(sp->nsim[i], w->s, &w->err) : st;
     }
-    apply(sp, sp->cand + (size_t)i * sp->ps, w->ctl, w->d, w->dv);
+    /* replayed, the simulation is made anew from the whole reference */
+    const int need =
+        apply(sp, w, sp->cand + (size_t)i * sp->ps, sp->o.replay ? sp->duration : sp->t1);
     if (sp->o.replay) {
         return evaluate(sp, w->ctl, sp->t0, sp->t1, &sp->cost[i], &sp->fall[i], &sp->low[i],
                         &w->err);
     }
     const int p = i % sp->npar;
-    const fb_status st = go_on(sp, w, sp->psim[p], sp->pfall[p], sp->t1, &sp->fall[i], &w->err);
+    const fb_status st =
+        go_on(sp, w, sp->psim[p], sp->pfall[p], sp->t1, need, &sp->fall[i], &w->err);
     sp->cost[i] = score(sp, w->s, sp->t0, sp->t1, sp->fall[i], &sp->low[i]);
     return st;
 }
@@ -390,7 +459,7 @@ static void* run_worker(void* arg) {
     sampler* sp = w->sp;
     w->st = FB_OK;
     for (int i = w->index; i < sp->njob && w->st == FB_OK; i += sp->nthread) {
-        w->st = run_job(sp, w, i);
+        w->st = run_job(sp, w, sp->job == EVALUATE ? sp->order[i] : i);
     }
     return NULL;
 }
@@ -514,6 +583,7 @@ static void free_sampler(sampler* sp) {
         fb_ref_destroy(sp->w[t].ctl);
         fb_data_destroy(sp->w[t].d);
         free(sp->w[t].dv);
+        free(sp->w[t].laid);
     }
     for (int j = 0; sp->psim && j < sp->o.keep; j++) {
         fb_sim_destroy(sp->psim[j]);
@@ -526,6 +596,7 @@ static void free_sampler(sampler* sp) {
     free(sp->nfall);
     free(sp->aseq);
     free(sp->apar);
+    free(sp->order);
     free(sp->cand);
     free(sp->cost);
     free(sp->fall);
@@ -638,18 +709,20 @@ fb_ref* fb_sim_sample(const fb_clip* clip, const fb_character* ch, const fb_gain
         sp->ps = (size_t)(sp->nwin + 1) * (size_t)sp->nd;
         sp->nthread = o->threads < o->samples ? o->threads : o->samples;
         const size_t nc = (size_t)o->samples;
+        sp->order = calloc(nc, sizeof(int));
         sp->cand = calloc(nc * sp->ps, sizeof(double));
         sp->cost = calloc(nc, sizeof(double));
         sp->fall = calloc(nc, sizeof(double));
         sp->low = calloc(nc, sizeof(bool));
-        bool ok = sp->cand && sp->cost && sp->fall && sp->low;
+        bool ok = sp->order && sp->cand && sp->cost && sp->fall && sp->low;
         for (int t = 0; ok && t < sp->nthread; t++) {
             worker* w = &sp->w[t];
             *w = (worker){.sp = sp, .index = t};
             w->ctl = fb_ref_grounded(m, sp->so.ref, NULL, err);
             w->d = fb_data_create(m, NULL, err);
             w->dv = calloc((size_t)m->nv, sizeof(double));
-            ok = w->ctl && w->d && w->dv;
+            w->laid = calloc(sp->ps, sizeof(double));
+            ok = w->ctl && w->d && w->dv && w->laid;
         }
         out = ok ? fb_ref_grounded(m, sp->so.ref, NULL, err) : NULL;
         st = out ? FB_OK : fb_fail(err, FB_ENOMEM, "sampling: out of memory");
@@ -677,7 +750,7 @@ fb_ref* fb_sim_sample(const fb_clip* clip, const fb_character* ch, const fb_gain
         /* the reference unsampled, to the end: where the search starts from */
         double c;
         bool low;
-        apply(sp, par, sp->w[0].ctl, sp->w[0].d, sp->w[0].dv);
+        (void)apply(sp, &sp->w[0], par, sp->duration);
         st = evaluate(sp, sp->w[0].ctl, 0.0, sp->duration, &c, &r.fall_before, &low, err);
         r.simulations++;
     }
@@ -713,6 +786,11 @@ fb_ref* fb_sim_sample(const fb_clip* clip, const fb_character* ch, const fb_gain
             }
             for (int kk = k + 2; kk <= sp->nwin; kk++) {
                 memcpy(c + (size_t)kk * (size_t)sp->nd, p, (size_t)sp->nd * sizeof(double));
+            }
+        }
+        for (int p = 0, j = 0; p < npar; p++) {
+            for (int i = p; i < sp->n; i += npar) {
+                sp->order[j++] = i;
             }
         }
         sp->t0 = k * o->window;
@@ -764,7 +842,7 @@ fb_ref* fb_sim_sample(const fb_clip* clip, const fb_character* ch, const fb_gain
     if (st == FB_OK) {
         double c;
         bool low;
-        apply(sp, par, out, sp->w[0].d, sp->w[0].dv);
+        lay(m, ground, o->window, sp->nwin, sp->nd, sp->dof, par, out, sp->w[0].d, sp->w[0].dv);
         st = evaluate(sp, out, 0.0, sp->duration, &c, &r.fall_after, &low, err);
         r.simulations++;
     }

@@ -74,9 +74,9 @@ fb_status fb_sim_copy(fb_sim* dst, const fb_sim* src, fb_error* err) {
     return fb_ok(err);
 }
 
-void fb_sim_control_changed(fb_sim* s) {
-    fb_tracker_control_changed(s->tr);
+void fb_sim_control_changed(fb_sim* s, int from, int to) {
+    fb_tracker_control_changed(s->tr, from, to);
     if (s->btr) {
-        fb_tracker_control_changed(s->btr);
+        fb_tracker_control_changed(s->btr, from, to);
     }
 }

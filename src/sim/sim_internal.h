@@ -83,8 +83,10 @@ struct fb_sim {
  * start (src/sim/sample.c). */
 fb_status fb_sim_copy(fb_sim* dst, const fb_sim* src, fb_error* err);
 
-/* The control reference changed in place: the trackers redo what they derive from it. */
-void fb_sim_control_changed(fb_sim* s);
+/* The control reference changed in place: the trackers redo what they derive from it, the
+ * centre of mass path at frames [from, to) only (those changed that the simulation will read:
+ * the caller knows). */
+void fb_sim_control_changed(fb_sim* s, int from, int to);
 
 /* A hit's peak is looked for within this long after it (s): the struck body is pushed away
  * within a few tenths of a second; later errors belong to the tracking, not to the hit. */

@@ -454,6 +454,19 @@ static void print_summary(const fb_sim* s, const fb_model* m, const fb_gains* g,
                 sm.assist.force_impulse, sm.assist.torque_impulse, sm.assist.peak_force,
                 100.0 * sm.assist.peak_force / sm.weight, sm.assist.peak_torque);
     }
+    if (g->root.mode != FB_ROOT_KINEMATIC) {
+        char planned[96] = "";
+        if (sm.airborne_planned >= 0) {
+            snprintf(planned, sizeof planned, ", %d of them where the clip has a foot down",
+                     sm.airborne_planned);
+        }
+        fprintf(
+            log,
+            "%s: the ground: its force on the body up to %.0f N (%.1f body weights) at %.2f s; off "
+            "the ground in %d of %d frames (the longest %.2f s%s)\n",
+            tag, sm.ground_peak, sm.ground_peak / sm.weight, sm.ground_peak_time,
+            sm.airborne_frames, sm.nframe, sm.airborne_longest, planned);
+    }
     sim_residual res;
     if (sim_ground_residual(s, m, g->root.mode, sm.weight, &res, NULL)) {
         fprintf(log,

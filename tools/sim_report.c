@@ -75,6 +75,45 @@ bool sim_ground_residual(const fb_sim* s, const fb_model* m, fb_root_mode root, 
     return ok;
 }
 
+/* Whether the contact plan of r has a foot or a toe on the ground at time t (its frame
+ * nearest t). */
+static bool planned_stance(const fb_ref* r, double t) {
+    long i = lround(t / r->dt);
+    i = i < 0 ? 0 : (i >= r->nframe ? r->nframe - 1 : i);
+    for (int c = 0; c < r->ncontact; c++) {
+        if (r->stance_at[(size_t)i * (size_t)r->ncontact + (size_t)c] >= 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* sim_summary's ground fields from the recorded frames. An airborne frame is one after the
+ * first and before any fall whose ground force, averaged since the frame before, is exactly
+ * zero: no step between them had a ground contact pushing. */
+static void ground_contact(const fb_sim* s, const fb_sim_frame* fr, int n, sim_summary* out) {
+    const fb_ref* r = fb_sim_control_ref(s);
+    const bool plan = r->ncontact > 0;
+    out->ground_peak_time = NAN;
+    out->airborne_planned = plan ? 0 : -1;
+    int run = 0;
+    for (int f = 0; f < n; f++) {
+        if (fr[f].ground_force > out->ground_peak) {
+            out->ground_peak = fr[f].ground_force;
+            out->ground_peak_time = fr[f].time;
+        }
+        /* once fallen the body lies on the ground or sleeps there (the world steps no
+         * contact for a sleeping body): off the ground counts before a fall only */
+        run = f > 0 && fr[f].ground_force == 0.0 && !fr[f].fallen ? run + 1 : 0;
+        if (run > 0) {
+            out->airborne_frames++;
+            out->airborne_planned += plan && planned_stance(r, fr[f].time);
+            /* a run of k frames spans the k recorded intervals that ended in them */
+            out->airborne_longest = fmax(out->airborne_longest, fr[f].time - fr[f - run].time);
+        }
+    }
+}
+
 void sim_summarize(const fb_sim* s, const fb_model* m, sim_summary* out) {
     memset(out, 0, sizeof *out);
     int n = 0;
@@ -95,6 +134,7 @@ void sim_summarize(const fb_sim* s, const fb_model* m, sim_summary* out) {
         }
         out->limit_frames += fr[f].metrics.limits_bound > 0;
     }
+    ground_contact(s, fr, n, out);
     fb_sim_root_support(s, NULL, NULL, &out->assist);
     const fb_v3 g = m->opt.gravity;
     out->weight = fb_model_mass(m) * sqrt(g.x * g.x + g.y * g.y + g.z * g.z);
@@ -444,6 +484,18 @@ fb_status sim_report_json(const fb_sim* s, const sim_report_info* info, const ch
     cJSON_AddNumberToObject(sum, "mpjpe_root_relative_mean_cm", 100.0 * sm.mpjpe_root_mean);
     cJSON_AddNumberToObject(sum, "root_position_error_max_cm", 100.0 * sm.root_pos_max);
     cJSON_AddNumberToObject(sum, "frames_with_torque_limit_bound", sm.limit_frames);
+    cJSON* gr = cJSON_AddObjectToObject(sum, "ground");
+    cJSON_AddNumberToObject(gr, "peak_force_N", sm.ground_peak);
+    cJSON_AddItemToObject(gr, "peak_time", number(sm.ground_peak_time));
+    cJSON_AddNumberToObject(gr, "peak_force_body_weights", sm.ground_peak / sm.weight);
+    cJSON_AddNumberToObject(gr, "airborne_frames", sm.airborne_frames);
+    if (sm.airborne_planned >= 0) {
+        cJSON_AddNumberToObject(gr, "airborne_frames_with_a_foot_planned_down",
+                                sm.airborne_planned);
+    } else {
+        cJSON_AddNullToObject(gr, "airborne_frames_with_a_foot_planned_down");
+    }
+    cJSON_AddNumberToObject(gr, "airborne_longest_s", sm.airborne_longest);
     cJSON* parts = cJSON_AddObjectToObject(sum, "parts");
     for (int p = 0; p < FB_NPART; p++) {
         cJSON* po = cJSON_AddObjectToObject(parts, fb_part_name((fb_part)p));

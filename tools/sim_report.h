@@ -30,6 +30,17 @@ typedef struct sim_summary {
     double root_pos_max;             /* m: the root's largest distance from the clip's path */
     double part_mean[FB_NPART], part_max[FB_NPART]; /* m */
     int limit_frames;                /* recorded frames with a torque limit bound */
+    /* The ground against the body (what a walk does that a tracked pose does not show): the
+     * largest recorded ground force and its first time; the recorded frames after the first
+     * and before any fall with no ground force at all (off the ground since the frame before),
+     * those of them where the contact plan of the reference the tracker drives toward has a
+     * foot or a toe on the ground (-1: that reference has no plan), and the longest run of
+     * them (s, from the frame before it to its last). */
+    double ground_peak;      /* N */
+    double ground_peak_time; /* s */
+    int airborne_frames;
+    int airborne_planned;
+    double airborne_longest;         /* s */
     fb_assist_totals assist;         /* what held or helped the root (fb_sim_root_support: a
                                         kinematic root's constraint, an assisted root's help) */
     double weight;                   /* N: the character's weight, mass times |gravity| */

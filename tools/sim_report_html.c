@@ -226,6 +226,21 @@ static void summary_table(html_doc* h, const page* p) {
     html_cell_text(h, text);
     html_cell_num(h, sm->limit_frames, 0);
     html_cell_text(h, "frames");
+    snprintf(text, sizeof text, "largest ground force (at %.2f s; %.1f body weights)",
+             sm->ground_peak_time, sm->ground_peak / sm->weight);
+    html_cell_text(h, text);
+    html_cell_num(h, sm->ground_peak, 0);
+    html_cell_text(h, "N");
+    snprintf(text, sizeof text, "frames off the ground (the longest run %.2f s)",
+             sm->airborne_longest);
+    html_cell_text(h, text);
+    html_cell_num(h, sm->airborne_frames, 0);
+    html_cell_text(h, "frames");
+    if (sm->airborne_planned >= 0) {
+        html_cell_text(h, "of them, frames where the clip has a foot or toe on the ground");
+        html_cell_num(h, sm->airborne_planned, 0);
+        html_cell_text(h, "frames");
+    }
     html_cell_text(h, "fall");
     html_cell_text(h, p->fall_text[0] ? p->fall_text : "none: a kinematic root cannot fall");
     html_cell_text(h, "");

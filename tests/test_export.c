@@ -718,6 +718,13 @@ START_TEST(report_of_kinematic_and_assisted_roots) {
     ck_assert_msg(strstr(said, line), "no '%s' in:\n%s", line, said);
     /* the walk leaves the ground now and then: the count is not vacuous */
     ck_assert_int_gt(check_ground(j, said), 0);
+    /* the reference's frames without a contact, on the line as in the report */
+    const cJSON* res =
+        cJSON_GetObjectItem(cJSON_GetObjectItem(j, "summary"), "reference_ground_residual");
+    snprintf(line, sizeof line, "(within 1 cm; none in %d of its %d frames)",
+             cJSON_GetObjectItem(res, "frames_without_contact")->valueint,
+             cJSON_GetObjectItem(res, "frames")->valueint);
+    ck_assert_msg(strstr(said, line), "no '%s' in:\n%s", line, said);
     cJSON_Delete(j);
     ck_remove_dir(dir);
 }

@@ -472,9 +472,9 @@ static void print_summary(const fb_sim* s, const fb_model* m, const fb_gains* g,
         fprintf(log,
                 "%s: following its reference exactly would need %.0f N mean (%.1f%% of the "
                 "body's weight) and %.0f N m of help at the root: what the ground's contacts "
-                "(within %.0f cm) cannot give its motion\n",
+                "(within %.0f cm; none in %d of its %d frames) cannot give its motion\n",
                 tag, res.mean_force, 100.0 * res.mean_force / sm.weight, res.mean_torque,
-                100.0 * SIM_RESIDUAL_MARGIN);
+                100.0 * SIM_RESIDUAL_MARGIN, res.no_contact, res.frames);
     }
     char fall[160];
     sim_fall_text(&sm, g->root.mode, fall, sizeof fall);

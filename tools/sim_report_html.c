@@ -279,6 +279,12 @@ static void summary_table(html_doc* h, const page* p) {
         html_cell_text(h, "the same: mean torque");
         html_cell_num(h, p->residual.mean_torque, 1);
         html_cell_text(h, "N m");
+        snprintf(text, sizeof text,
+                 "the reference's frames with no ground contact within %.0f cm (of %d)",
+                 100.0 * SIM_RESIDUAL_MARGIN, p->residual.frames);
+        html_cell_text(h, text);
+        html_cell_num(h, p->residual.no_contact, 0);
+        html_cell_text(h, "frames");
     }
     html_table_end(h);
 }

@@ -984,6 +984,32 @@ static void expect_gains_error(const char* text, const char* needle) {
     remove(path);
 }
 
+/* One table of names per choice: each enum value's name is found at that value, spelled as
+ * the docs and the gains files spell it; other words and NULL are none. */
+START_TEST(choice_names_index_their_enums) {
+    ck_assert_int_eq(fb_choice_index(fb_controller_names, FB_NCONTROLLER, "pd"), FB_CTRL_PD);
+    ck_assert_int_eq(fb_choice_index(fb_controller_names, FB_NCONTROLLER, "accel"), FB_CTRL_ACCEL);
+    ck_assert_int_eq(fb_choice_index(fb_pd_form_names, FB_NPD_FORM, "cline"), FB_PD_CLINE);
+    ck_assert_int_eq(fb_choice_index(fb_pd_form_names, FB_NPD_FORM, "plain"), FB_PD_PLAIN);
+    const char* roots[] = {"kinematic", "assisted", "free"};
+    const fb_root_mode modes[] = {FB_ROOT_KINEMATIC, FB_ROOT_ASSISTED, FB_ROOT_FREE};
+    for (int k = 0; k < 3; k++) {
+        ck_assert_int_eq(fb_choice_index(fb_root_mode_names, FB_NROOT_MODE, roots[k]), modes[k]);
+        ck_assert_str_eq(fb_root_mode_name(modes[k]), roots[k]);
+    }
+    ck_assert_int_eq(fb_choice_index(fb_root_anchor_names, FB_NROOT_ANCHOR, "path"),
+                     FB_ANCHOR_PATH);
+    ck_assert_int_eq(fb_choice_index(fb_root_anchor_names, FB_NROOT_ANCHOR, "feet"),
+                     FB_ANCHOR_FEET);
+    ck_assert_str_eq(fb_root_anchor_name(FB_ANCHOR_FEET), "feet");
+    ck_assert_str_eq(fb_controller_name(FB_CTRL_PD), "pd");
+    ck_assert_str_eq(fb_pd_form_name(FB_PD_PLAIN), "plain");
+    ck_assert_int_eq(fb_choice_index(fb_root_mode_names, FB_NROOT_MODE, "Free"), -1);
+    ck_assert_int_eq(fb_choice_index(fb_root_mode_names, FB_NROOT_MODE, "hips"), -1);
+    ck_assert_int_eq(fb_choice_index(fb_root_mode_names, FB_NROOT_MODE, NULL), -1);
+}
+END_TEST
+
 START_TEST(gains_file_round_trip_and_errors) {
     clip_case c = load_clip(FB_DATA_DIR "/131_01.bvh");
     fb_error err;
@@ -1110,6 +1136,7 @@ static Suite* control_suite(void) {
     TCase* tg = tcase_create("gains");
     tcase_add_test(tg, settle_time_gains_reach_ten_percent);
     tcase_add_test(tg, a_new_tracker_reports_zero_torques);
+    tcase_add_test(tg, choice_names_index_their_enums);
     tcase_add_test(tg, gains_file_round_trip_and_errors);
     suite_add_tcase(s, tg);
     TCase* tt = tcase_create("tracking");

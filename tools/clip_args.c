@@ -186,18 +186,15 @@ int ctrl_args_take(const char* cmd, ctrl_args* c, int argc, char** argv, int* i)
         }
         c->rate = v;
     } else if (strcmp(opt, "--controller") == 0) {
-        if (!val || (strcmp(val, "pd") != 0 && strcmp(val, "accel") != 0)) {
+        const int k = fb_choice_index(fb_controller_names, FB_NCONTROLLER, val);
+        if (k < 0) {
             fprintf(stderr, "featherbone %s: --controller: expected pd or accel, found '%s'\n",
                     cmd, val ? val : "(nothing)");
             return -1;
         }
-        c->controller = strcmp(val, "pd") == 0 ? FB_CTRL_PD : FB_CTRL_ACCEL;
+        c->controller = k;
     } else if (strcmp(opt, "--root") == 0) {
-        const char* modes[] = {"kinematic", "assisted", "free"};
-        c->root = -1;
-        for (int k = 0; val && k < 3; k++) {
-            c->root = strcmp(val, modes[k]) == 0 ? k : c->root;
-        }
+        c->root = fb_choice_index(fb_root_mode_names, FB_NROOT_MODE, val);
         if (c->root < 0) {
             fprintf(stderr,
                     "featherbone %s: --root: expected kinematic, assisted or free, found '%s'\n",

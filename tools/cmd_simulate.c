@@ -256,12 +256,12 @@ static int take(sim_job* j, int argc, char** argv, int* i) {
     case 18:
         return ranged(opt, val, 0.0, 0.99, "a fraction, 0 to 0.99", &j->sample_upright);
     case 13:
-        if (strcmp(val, "path") != 0 && strcmp(val, "feet") != 0) {
+        j->anchor = fb_choice_index(fb_root_anchor_names, FB_NROOT_ANCHOR, val);
+        if (j->anchor < 0) {
             fprintf(stderr, "featherbone simulate: --anchor: expected path or feet, found '%s'\n",
                     val);
             return -1;
         }
-        j->anchor = strcmp(val, "feet") == 0 ? FB_ANCHOR_FEET : FB_ANCHOR_PATH;
         return 1;
     default:
         if (strcmp(val, "gltf") != 0 && strcmp(val, "bvh") != 0) {

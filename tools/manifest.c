@@ -349,9 +349,6 @@ static bool hits_file_value(const cJSON* e, const char* dir, manifest_job* j, ch
 
 /* ---- one line ------------------------------------------------------------------------- */
 
-static const char* const CONTROLLERS[] = {"pd", "accel"};
-static const char* const ROOTS[] = {"kinematic", "assisted", "free"};
-static const char* const ANCHORS[] = {"path", "feet"}; /* fb_root_anchor */
 static const char* const FORMATS[] = {"bvh", "gltf"};
 static const char* const UPS[] = {"y", "z"};
 static const char* const POS_MODES[] = {"absolute", "relative"};
@@ -448,14 +445,14 @@ static bool scalar_value(key_id k, const cJSON* e, sim_job* job, char* msg, size
         return number_value(e, key, 1e-300, 1e9, "a positive number", dst, msg, cap);
     }
     case K_CONTROLLER:
-        ok = choice_value(e, key, CONTROLLERS, 2, &c, msg, cap);
+        ok = choice_value(e, key, fb_controller_names, FB_NCONTROLLER, &c, msg, cap);
         job->controller = c == 0 ? FB_CTRL_PD : FB_CTRL_ACCEL;
         return ok;
     case K_ROOT:
-        ok = choice_value(e, key, ROOTS, 3, &job->root, msg, cap);
+        ok = choice_value(e, key, fb_root_mode_names, FB_NROOT_MODE, &job->root, msg, cap);
         return ok;
     case K_ANCHOR:
-        ok = choice_value(e, key, ANCHORS, 2, &job->anchor, msg, cap);
+        ok = choice_value(e, key, fb_root_anchor_names, FB_NROOT_ANCHOR, &job->anchor, msg, cap);
         return ok;
     case K_FORMAT:
         ok = choice_value(e, key, FORMATS, 2, &c, msg, cap);

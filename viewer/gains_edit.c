@@ -18,11 +18,6 @@
 
 /* ---- the fields --------------------------------------------------------------------------- */
 
-static const char* const CONTROLLER_NAMES[] = {"pd", "accel"};  /* fb_controller order */
-static const char* const PD_FORM_NAMES[] = {"cline", "plain"};  /* fb_pd_form order */
-static const char* const ROOT_MODE_NAMES[] = {"kinematic", "assisted", "free"}; /* fb_root_mode */
-static const char* const ROOT_ANCHOR_NAMES[] = {"path", "feet"};                /* fb_root_anchor */
-
 #define JOINT(field) offsetof(fb_joint_gains, field)
 #define GAINS(field) offsetof(fb_gains, field)
 /* Ranges as the gains file's reader has them (src/control/gains.c). */
@@ -47,7 +42,7 @@ static const gedit_field JOINT_FIELDS[] = {
 
 static const gedit_field ROOT_FIELDS[] = {
     {"mode", "", "kinematic: follows the clip; assisted: free plus a capped wrench; free",
-     GAINS(root.mode), 0, ROOT_MODE_NAMES, 3, 0.0, 2.0, false, GEDIT_FOR_ALL, 0.0},
+     GAINS(root.mode), 0, fb_root_mode_names, FB_NROOT_MODE, 0.0, 2.0, false, GEDIT_FOR_ALL, 0.0},
     {"settle_time", "s", "how the assisted root's wrench brings it back to the clip",
      GAINS(root.settle_time), 0, NULL, 0, 0.0, BIG, true, GEDIT_FOR_ALL, 0.005},
     {"damping_ratio", "", "zeta of the assisted root's return", GAINS(root.damping_ratio), 0, NULL,
@@ -57,16 +52,18 @@ static const gedit_field ROOT_FIELDS[] = {
     {"max_torque", "N m", "assisted: cap on the helping torque", GAINS(root.max_torque), 0, NULL, 0,
      0.0, BIG, false, GEDIT_FOR_ALL, 0.005},
     {"anchor", "", "assisted: path: pulled to the clip's path; feet: over where its feet landed",
-     GAINS(root.anchor), 0, ROOT_ANCHOR_NAMES, 2, 0.0, 1.0, false, GEDIT_FOR_ALL, 0.0},
+     GAINS(root.anchor), 0, fb_root_anchor_names, FB_NROOT_ANCHOR, 0.0, 1.0, false, GEDIT_FOR_ALL,
+     0.0},
 };
 
 static const gedit_field TAKE_FIELDS[] = {
-    {"rate", "Hz", "simulation rate (a new rate refits the clip, about half a second)",
-     GAINS(rate), 0, NULL, 0, 30.0, 10000.0, false, GEDIT_FOR_ALL, 0.002},
+    {"rate", "Hz", "simulation rate (a new rate refits the clip, about half a second)", GAINS(rate),
+     0, NULL, 0, 30.0, 10000.0, false, GEDIT_FOR_ALL, 0.002},
     {"controller", "", "pd: joint torques (Cline); accel: acceleration constraints (Kokkevis)",
-     GAINS(controller), 0, CONTROLLER_NAMES, 2, 0.0, 1.0, false, GEDIT_FOR_ALL, 0.0},
+     GAINS(controller), 0, fb_controller_names, FB_NCONTROLLER, 0.0, 1.0, false, GEDIT_FOR_ALL,
+     0.0},
     {"pd_form", "", "cline: gains scaled by the feedforward torque; plain: fixed kp, kv",
-     GAINS(pd_form), 0, PD_FORM_NAMES, 2, 0.0, 1.0, false, GEDIT_FOR_ALL, 0.0},
+     GAINS(pd_form), 0, fb_pd_form_names, FB_NPD_FORM, 0.0, 1.0, false, GEDIT_FOR_ALL, 0.0},
 };
 
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))

@@ -240,6 +240,19 @@ typedef enum fb_root_anchor {
                            to them (docs/CONTROL.md §2) */
 } fb_root_anchor;
 
+/* The names a gains file, the command line and a batch manifest give each choice, indexed by
+ * the enum's value (one table for all three readers and the writers). */
+#define FB_NCONTROLLER 2
+#define FB_NPD_FORM 2
+#define FB_NROOT_MODE 3
+#define FB_NROOT_ANCHOR 2
+FB_API extern const char* const fb_controller_names[FB_NCONTROLLER];
+FB_API extern const char* const fb_pd_form_names[FB_NPD_FORM];
+FB_API extern const char* const fb_root_mode_names[FB_NROOT_MODE];
+FB_API extern const char* const fb_root_anchor_names[FB_NROOT_ANCHOR];
+/* The index of `name` in names[0..n), -1 when it is none of them (or NULL). */
+FB_API int fb_choice_index(const char* const* names, int n, const char* name);
+
 FB_API const char* fb_controller_name(fb_controller c);
 FB_API const char* fb_root_mode_name(fb_root_mode r);
 FB_API const char* fb_root_anchor_name(fb_root_anchor a);

@@ -103,20 +103,34 @@ static double strength_of(const char* name) {
 #define RATE_MIN 30.0
 #define RATE_MAX 10000.0
 
+const char* const fb_controller_names[FB_NCONTROLLER] = {"pd", "accel"};
+const char* const fb_pd_form_names[FB_NPD_FORM] = {"cline", "plain"};
+const char* const fb_root_mode_names[FB_NROOT_MODE] = {"kinematic", "assisted", "free"};
+const char* const fb_root_anchor_names[FB_NROOT_ANCHOR] = {"path", "feet"};
+
+int fb_choice_index(const char* const* names, int n, const char* name) {
+    for (int k = 0; name && k < n; k++) {
+        if (strcmp(names[k], name) == 0) {
+            return k;
+        }
+    }
+    return -1;
+}
+
 const char* fb_controller_name(fb_controller c) {
-    return c == FB_CTRL_PD ? "pd" : "accel";
+    return fb_controller_names[c == FB_CTRL_PD ? FB_CTRL_PD : FB_CTRL_ACCEL];
 }
 
 const char* fb_root_mode_name(fb_root_mode r) {
-    return r == FB_ROOT_KINEMATIC ? "kinematic" : (r == FB_ROOT_ASSISTED ? "assisted" : "free");
+    return fb_root_mode_names[r == FB_ROOT_KINEMATIC || r == FB_ROOT_ASSISTED ? r : FB_ROOT_FREE];
 }
 
 const char* fb_root_anchor_name(fb_root_anchor a) {
-    return a == FB_ANCHOR_FEET ? "feet" : "path";
+    return fb_root_anchor_names[a == FB_ANCHOR_FEET ? FB_ANCHOR_FEET : FB_ANCHOR_PATH];
 }
 
 const char* fb_pd_form_name(fb_pd_form f) {
-    return f == FB_PD_CLINE ? "cline" : "plain";
+    return fb_pd_form_names[f == FB_PD_CLINE ? FB_PD_CLINE : FB_PD_PLAIN];
 }
 
 fb_gains fb_default_gains(void) {
@@ -555,12 +569,8 @@ static const char* const ROOT_KEYS[] = {"mode",      "settle_time", "damping_rat
                                         "max_force", "max_torque",  "anchor"};
 #define ROOT_NKEY 6
 #define ROOT_REQUIRED 5
-static const char* const TOP_KEYS[] = {"format", "version", "rate", "controller", "pd_form",
-                                       "root", "defaults", "joints"};
-static const char* const CONTROLLERS[] = {"pd", "accel"};
-static const char* const PD_FORMS[] = {"cline", "plain"};
-static const char* const ROOT_MODES[] = {"kinematic", "assisted", "free"};
-static const char* const ROOT_ANCHORS[] = {"path", "feet"};
+static const char* const TOP_KEYS[] = {"format",  "version", "rate",     "controller",
+                                       "pd_form", "root",    "defaults", "joints"};
 
 static fb_status parse_root(const char* path, const cJSON* obj, fb_root_gains* r, fb_error* err) {
     if (!cJSON_IsObject(obj)) {
@@ -578,7 +588,7 @@ static fb_status parse_root(const char* path, const cJSON* obj, fb_root_gains* r
         switch (k) {
         case 0: {
             int mode = 0;
-            s = parse_enum(path, field, it, ROOT_MODES, 3, &mode, err);
+            s = parse_enum(path, field, it, fb_root_mode_names, FB_NROOT_MODE, &mode, err);
             r->mode = (fb_root_mode)mode;
             break;
         }
@@ -596,7 +606,7 @@ static fb_status parse_root(const char* path, const cJSON* obj, fb_root_gains* r
             break;
         case 5: {
             int anchor = 0;
-            s = parse_enum(path, field, it, ROOT_ANCHORS, 2, &anchor, err);
+            s = parse_enum(path, field, it, fb_root_anchor_names, FB_NROOT_ANCHOR, &anchor, err);
             r->anchor = (fb_root_anchor)anchor;
             break;
         }
@@ -651,11 +661,11 @@ static fb_status parse_gains(const char* path, const cJSON* root, fb_gains* g, f
             }
             break;
         case 3:
-            s = parse_enum(path, "controller", it, CONTROLLERS, 2, &e, err);
+            s = parse_enum(path, "controller", it, fb_controller_names, FB_NCONTROLLER, &e, err);
             g->controller = (fb_controller)e;
             break;
         case 4:
-            s = parse_enum(path, "pd_form", it, PD_FORMS, 2, &e, err);
+            s = parse_enum(path, "pd_form", it, fb_pd_form_names, FB_NPD_FORM, &e, err);
             g->pd_form = (fb_pd_form)e;
             break;
         case 5:

@@ -36,10 +36,10 @@ typedef struct sim_summary {
      * those of them where the contact plan of the reference the tracker drives toward has a
      * foot or a toe on the ground (-1: that reference has no plan), and the longest run of
      * them (s, from the frame before it to its last). */
-    double ground_peak;      /* N */
-    double ground_peak_time; /* s */
-    int airborne_frames;
-    int airborne_planned;
+    double ground_peak;              /* N */
+    double ground_peak_time;         /* s */
+    int airborne_frames;             /* recorded frames */
+    int airborne_planned;            /* recorded frames, or -1 */
     double airborne_longest;         /* s */
     fb_assist_totals assist;         /* what held or helped the root (fb_sim_root_support: a
                                         kinematic root's constraint, an assisted root's help) */

@@ -102,8 +102,8 @@ static void ground_contact(const fb_sim* s, const fb_sim_frame* fr, int n, sim_s
             out->ground_peak = fr[f].ground_force;
             out->ground_peak_time = fr[f].time;
         }
-        /* once fallen the body lies on the ground or sleeps there (the world steps no
-         * contact for a sleeping body): off the ground counts before a fall only */
+        /* off the ground counts before a fall only: after it, the body's tumbling says
+         * nothing of its gait */
         run = f > 0 && fr[f].ground_force == 0.0 && !fr[f].fallen ? run + 1 : 0;
         if (run > 0) {
             out->airborne_frames++;

@@ -159,7 +159,8 @@ typedef struct fb_sim_frame {
     double part_err[FB_NPART];  /* m: mean position error of each part's joints */
     double ground_force;        /* N: magnitude of the ground's force on the character (normal
                                    and friction, impacts included), averaged since the last
-                                   recorded frame */
+                                   recorded frame; asleep (a fallen body at rest, which the
+                                   world steps no contact for) its weight */
     double ball_force;          /* N: the same summed over the balls' contacts with it */
     bool fallen;                /* the tracker had found the character fallen by then
                                    (fb_tracker_fall); once true it stays true */

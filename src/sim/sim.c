@@ -767,6 +767,7 @@ fb_status fb_sim_step(fb_sim* s, fb_error* err) {
         memcpy(s->pre_q, d->q, (size_t)m->nq * sizeof(double));
         memcpy(s->pre_q + m->nq, d->qd, (size_t)m->nv * sizeof(double));
     }
+    const bool asleep = fb_world_asleep(s->w, 0);
     const fb_status st = fb_world_step(s->w, err);
     if (st != FB_OK) {
         return st;
@@ -777,7 +778,13 @@ fb_status fb_sim_step(fb_sim* s, fb_error* err) {
     const double t = fb_tracker_time(s->tr);
     const fb_v3 g = gravity(s);
     s->imp_time += s->dt;
-    s->imp_ground = fb_v3_add(s->imp_ground, fb_world_pair_impulse(s->w, 0, -1));
+    const fb_v3 from_ground = fb_world_pair_impulse(s->w, 0, -1);
+    s->imp_ground = fb_v3_add(s->imp_ground, from_ground);
+    if (asleep && fb_v3_norm(from_ground) == 0.0) {
+        /* asleep through the step (a fallen body at rest, fb_tracker_fall) it lies still on
+         * the ground, for which the world steps no contact: the ground holds its weight */
+        s->imp_ground = fb_v3_add(s->imp_ground, fb_v3_scale(g, -fb_model_mass(m) * s->dt));
+    }
     for (int k = 0; k < s->nball; k++) {
         fb_hit_result* r = &s->hit[k];
         const fb_v3 from_ball = fb_world_pair_impulse(s->w, 0, 1 + k);

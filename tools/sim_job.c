@@ -208,8 +208,8 @@ static int job_sample(const sim_job* j, const fb_clip* clip, const fb_character*
     char before[48], after[48], struck[96] = "";
     if (nhit > 0 && o.hit_scale > 0.0) {
         snprintf(struck, sizeof struck,
-                 ", each struck body's deviation from 1.5 to 2.5 s after its hit over %g m",
-                 o.hit_scale);
+                 ", each struck body's deviation from %g to %g s after its hit over %g m",
+                 FB_HIT_BACK, FB_HIT_HELD, o.hit_scale);
     }
     fprintf(log,
             "%s: sampling: %d windows of %.2f s, %d simulations each, %ld in all (%d time%s "

@@ -162,9 +162,9 @@ static void run_section(html_doc* h, const page* p) {
         char before[48], after[48], hits[128] = "";
         if (o->hit_scale > 0.0 && p->nhit > 0) {
             snprintf(hits, sizeof hits,
-                     ", the struck bodies' return counted from 1.5 to 2.5 s after each hit over "
+                     ", the struck bodies' return counted from %g to %g s after each hit over "
                      "%g m (--sample-hit-scale)",
-                     o->hit_scale);
+                     FB_HIT_BACK, FB_HIT_HELD, o->hit_scale);
         }
         html_paragraphf(
             h,

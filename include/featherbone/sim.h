@@ -333,6 +333,12 @@ typedef struct fb_sample_plan {
 FB_API void fb_sample_plan_free(fb_sample_plan* p);
 
 /* How fb_sim_sample searches (docs/CONTROL.md §11). */
+/* s after a hit: issue 18 asks the struck body back within 2 cm FB_HIT_BACK after it, held
+ * there to FB_HIT_HELD after it (fb_hit_result.hold_time's span, and the span the sampling
+ * search's hit term scores, fb_sample_opts.hit_scale). */
+#define FB_HIT_BACK 1.5
+#define FB_HIT_HELD 2.5
+
 typedef struct fb_sample_opts {
     int samples;        /* simulations per window (default 40) */
     int keep;           /* the best offset sequences kept from window to window (default 10) */
@@ -369,8 +375,9 @@ typedef struct fb_sample_opts {
                            sequence falls (default 20) */
     fb_sample_plan* plan; /* when not NULL: the best sequence's offsets are written there (the
                              caller frees them with fb_sample_plan_free; default NULL) */
-    double hit_scale;     /* m: when > 0, from 1.5 s to 2.5 s after each hit's time (issue
-                             18's return, held; from the hit to 2 s after it until stop 39),
+    double hit_scale;     /* m: when > 0, from FB_HIT_BACK to FB_HIT_HELD after each hit's
+                             time (issue 18's return, held; from the hit to 2 s after it until
+                             stop 39),
                              the square of its aim point's root-relative deviation
                              (peak_err_root's) over this scale is added to each frame's score,
                              so that the search brings the struck body back by then

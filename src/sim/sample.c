@@ -52,8 +52,8 @@
  * (sim_outcome.c's hold). Since stop 39, and on by default; until then from the hit to 2 s
  * after it and off by default, which weighed the give the issue asks of a struck body as much
  * as its return (docs/CONTROL.md §11 has what each did). */
-#define HIT_BACK_FROM 1.5
-#define HIT_BACK_TO 2.5
+#define HIT_BACK_FROM FB_HIT_BACK
+#define HIT_BACK_TO FB_HIT_HELD
 /* A fall (or a blow-up) costs FALL_COST plus FALL_COST per second of the span left after it:
  * more than any pose, and an earlier fall more than a later one. The root sinking below
  * o->upright of the clip's height costs the same at the frame it sinks, but counted in the

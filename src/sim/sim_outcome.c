@@ -41,7 +41,7 @@ static double recovery(const fb_sim* s, double t_hit, const double* err, size_t 
 
 /* How long after a hit its struck body is asked to stay back (s): issue 18 asks for it within
  * 2 cm 1.5 s after the hit; held for the second after that. */
-#define HIT_HOLD 2.5
+#define HIT_HOLD FB_HIT_HELD
 
 /* Seconds after `t_hit` from which `err(frame)` stays within tol through every recorded frame
  * up to `t_hit + window`: 0 when it never leaves it, NaN when the last of those frames is out

@@ -194,6 +194,31 @@ static fb_ref* synthetic_ref(const fb_model* m, double clip_rate, double sim_rat
     return r;
 }
 
+/* fb_ref_frame against the brute-force nearest frame, and outside the frames. */
+START_TEST(nearest_frame_of_a_time) {
+    fb_model* m = synthetic_model();
+    const fb_fit_opts o = fb_default_fit_opts();
+    fb_ref* r = synthetic_ref(m, 120.0, 240.0, 1.0, &o);
+    const int last = r->nframe - 1;
+    for (int k = 0; k <= 2000; k++) {
+        const double t = -0.1 + 1.2 * k / 2000.0;
+        int best = 0;
+        for (int i = 1; i <= last; i++) {
+            if (fabs(i * r->dt - t) < fabs(best * r->dt - t)) {
+                best = i;
+            }
+        }
+        ck_assert_int_eq(fb_ref_frame(r, t), best);
+    }
+    ck_assert_int_eq(fb_ref_frame(r, NAN), 0);
+    ck_assert_int_eq(fb_ref_frame(r, -INFINITY), 0);
+    ck_assert_int_eq(fb_ref_frame(r, INFINITY), last);
+    ck_assert_int_eq(fb_ref_frame(r, 1e300), last);
+    fb_ref_destroy(r);
+    fb_model_destroy(m);
+}
+END_TEST
+
 START_TEST(fit_matches_analytic_derivatives) {
     fb_model* m = synthetic_model();
     const fb_fit_opts o = fb_default_fit_opts();
@@ -1126,6 +1151,7 @@ static Suite* control_suite(void) {
     TCase* tc = tcase_create("fit");
     tcase_add_test(tc, so3_jacobian_matches_finite_differences);
     tcase_add_test(tc, fit_matches_analytic_derivatives);
+    tcase_add_test(tc, nearest_frame_of_a_time);
     tcase_add_test(tc, feedforward_open_loop_reproduces_the_fit);
     tcase_add_test(tc, glitch_repair_leaves_fast_motion_alone);
     tcase_add_test(tc, glitch_repair_removes_spikes);

@@ -40,12 +40,6 @@ const char* sim_fall_words(double t, char* buf, size_t cap) {
  * src/control/balance.c BAL_TORQUE_WEIGHT): the residual is fitted as the planner fits. */
 #define RESIDUAL_TORQUE_WEIGHT 3.0
 
-/* r's frame nearest time t (s), within its frames. */
-static long nearest_frame(const fb_ref* r, double t) {
-    const long i = lround(t / r->dt);
-    return i < 0 ? 0 : (i >= r->nframe ? r->nframe - 1 : i);
-}
-
 bool sim_ground_residual(const fb_sim* s, const fb_model* m, fb_root_mode root, double weight,
                          sim_residual* out, double* pct) {
     const fb_ref* r = fb_sim_control_ref(s);
@@ -70,7 +64,7 @@ bool sim_ground_residual(const fb_sim* s, const fb_model* m, fb_root_mode root, 
         int n = 0;
         const fb_sim_frame* fr = fb_sim_frames(s, &n);
         for (int k = 0; pct && k < n; k++) {
-            const double* w = res + 6 * (size_t)nearest_frame(r, fr[k].time);
+            const double* w = res + 6 * (size_t)fb_ref_frame(r, fr[k].time);
             pct[k] = 100.0 * sqrt(w[3] * w[3] + w[4] * w[4] + w[5] * w[5]) / weight;
         }
     }
@@ -82,7 +76,7 @@ bool sim_ground_residual(const fb_sim* s, const fb_model* m, fb_root_mode root, 
 /* Whether the contact plan of r has a foot or a toe on the ground at time t (its frame
  * nearest t). */
 static bool planned_stance(const fb_ref* r, double t) {
-    const long i = nearest_frame(r, t);
+    const long i = fb_ref_frame(r, t);
     for (int c = 0; c < r->ncontact; c++) {
         if (r->stance_at[(size_t)i * (size_t)r->ncontact + (size_t)c] >= 0) {
             return true;

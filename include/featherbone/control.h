@@ -195,6 +195,10 @@ FB_API fb_status fb_ref_ground_residual(const fb_model* m, const fb_ref* r, doub
 /* Duration (s) from the first to the last frame. */
 FB_API double fb_ref_duration(const fb_ref* r);
 
+/* The frame nearest time t (s), within the reference's frames (0 before the first or for a
+ * NaN, the last after it). */
+FB_API int fb_ref_frame(const fb_ref* r, double t);
+
 /* The reference at time t (clamped to the clip) as the controllers use it: frame i at or
  * before t, s = t - t_i: q = q_i (+) s v_step[i+1], v = v_step[i] + s a_step[i], a = a_step[i],
  * the feedforward torque interpolated linearly. Any output may be NULL. Allocation-free; `tmp`

@@ -237,6 +237,14 @@ fb_ref* fb_ref_from_clip(const fb_clip* clip, const fb_character* ch, double rat
     return r;
 }
 
+int fb_ref_frame(const fb_ref* r, double t) {
+    const double x = t / r->dt;
+    if (!(x > 0.0)) {
+        return 0;
+    }
+    return x >= r->nframe - 1 ? r->nframe - 1 : (int)lround(x);
+}
+
 void fb_ref_at(const fb_model* m, const fb_ref* r, double t, double* q, double* v, double* a,
                double* tau, double* tmp) {
     const int last = r->nframe - 1;

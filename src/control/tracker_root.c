@@ -34,8 +34,7 @@ void fb_tracker_anchor_at_feet(fb_tracker* tr, double h) {
     const fb_model* m = tr->m;
     const fb_ref* r = tr->ctl;
     const int nc = r->ncontact;
-    long i = lround(tr->t / r->dt);
-    i = i < 0 ? 0 : (i >= r->nframe ? r->nframe - 1 : i);
+    const long i = fb_ref_frame(r, tr->t);
     memcpy(tr->dref->q, tr->qd, (size_t)m->nq * sizeof(double));
     fb_kinematics_pos(m, tr->dref);
     memcpy(tr->dnow->q, tr->d->q, (size_t)m->nq * sizeof(double));

@@ -241,8 +241,7 @@ static fb_status plan_launch(fb_sim* s, int k, double t_now, fb_error* err) {
                        k + 1, h->target, h->time, t_now + flight, h->speed, flight, h->distance,
                        dur);
     }
-    int f = (int)lround(h->time / s->ref->dt);
-    f = f < 0 ? 0 : (f >= s->ref->nframe ? s->ref->nframe - 1 : f);
+    const int f = fb_ref_frame(s->ref, h->time);
     memcpy(s->refd->q, s->ref->q + (size_t)f * (size_t)m->nq, (size_t)m->nq * sizeof(double));
     fb_kinematics_pos(m, s->refd);
     const fb_v3 aim = fb_point_pos(m, s->refd, r->body, aim_local(m, r));

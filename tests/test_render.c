@@ -372,6 +372,12 @@ static void ck_report_contents(const char* html, const sim_case* c, int nchart) 
                                    : "<td>stayed up</td>"));
         ck_assert_int_eq(count(html, ">fell: "), 0);
     }
+    /* the ball's aim point, root-relative and in the world (the hits' series, sim.h) */
+    ck_assert_int_eq(count(html, "<title>Each ball&#39;s aim point: its distance from where the "
+                                 "clip puts it</title>"),
+                     1);
+    ck_assert_int_eq(count(html, ">hit 1, root-relative</text>"), 1);
+    ck_assert_int_eq(count(html, ">hit 1, in the world</text>"), 1);
     ck_assert_int_eq(count(html, "<svg"), nchart);
     ck_assert_int_eq(count(html, "</svg>"), nchart);
     ck_assert_int_eq(count(html, ">hit 1</text>"), nchart); /* the hit marked on every chart */
@@ -484,8 +490,8 @@ START_TEST(simulation_report_page) {
     run_sim(&c, FB_ROOT_KINEMATIC);
     char dir[512];
     make_dir(dir, sizeof dir);
-    /* MPJPE, parts, struck parts, torques, ground, balls, torque limits */
-    free(write_report(&c, dir, "report", 9));
+    /* MPJPE, parts, struck parts, aim point, torques, ground, balls, torque limits */
+    free(write_report(&c, dir, "report", 10));
     if (have_chromium) {
         ck_report_render(dir);
     }
@@ -501,7 +507,7 @@ START_TEST(simulation_report_page_assisted) {
     run_sim(&c, FB_ROOT_ASSISTED);
     char dir[512];
     make_dir(dir, sizeof dir);
-    free(write_report(&c, dir, "report-assisted", 9));
+    free(write_report(&c, dir, "report-assisted", 10));
     free_sim(&c);
     drop_dir(dir);
 }
@@ -516,7 +522,7 @@ START_TEST(simulation_report_page_free) {
                   "the free walk did not fall: the fall's marks are not checked");
     char dir[512];
     make_dir(dir, sizeof dir);
-    free(write_report(&c, dir, "report-free", 8));
+    free(write_report(&c, dir, "report-free", 9));
     free_sim(&c);
     drop_dir(dir);
 }

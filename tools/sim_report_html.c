@@ -47,6 +47,7 @@ typedef struct page {
     char hit_label[FB_SIM_MAX_BALLS][16]; /* "hit 1" ... */
     char fall_label[48];                  /* "fell: root too low" */
     char fall_text[160];                  /* sim_fall_text */
+    char aim_label[2][FB_SIM_MAX_BALLS][32]; /* "hit 1, root-relative", "hit 1, in the world" */
     plot_mark tol_mark;                   /* the recovery tolerance, cm */
     bool has_residual;                    /* sim_ground_residual (a free or an assisted root) */
     sim_residual residual;
@@ -55,6 +56,12 @@ typedef struct page {
 
 static double* ser(const page* p, int k) {
     return p->ser + (size_t)k * (size_t)p->n;
+}
+
+/* After the SER_COUNT series: each hit's aim point's deviation (cm), root-relative (hits
+ * 0..nhit-1), then in the world (nhit..2 nhit-1). */
+static double* aim_ser(const page* p, int k, bool world) {
+    return ser(p, SER_COUNT + (world ? p->nhit : 0) + k);
 }
 
 /* Fills the series from the recorded frames (lengths in cm, as the JSON report gives them). */
@@ -78,6 +85,10 @@ static void fill_series(page* p) {
         const double* tau = fb_sim_frame_tau(p->s, f);
         for (int k = 0; k < p->sm.ntop; k++) {
             ser(p, SER_TORQUE + k)[f] = tau[p->sm.top_dof[k]];
+        }
+        for (int k = 0; k < p->nhit; k++) {
+            aim_ser(p, k, false)[f] = 100.0 * fb_sim_frame_hit_err_root(p->s, f)[k];
+            aim_ser(p, k, true)[f] = 100.0 * fb_sim_frame_hit_err(p->s, f)[k];
         }
     }
 }
@@ -400,7 +411,33 @@ static void parts_table(html_doc* h, const page* p) {
     html_table_end(h);
 }
 
-/* MPJPE against the recovery tolerance; every part; the struck parts with the worst joint. */
+/* Each ball's aim point: how far it is from where the clip puts it, root-relative (issue 18's
+ * measure of a hit's return: solid) and in the world (dashed in the same colour, up to
+ * PLOT_MAX_SERIES / 2 hits), against the recovery tolerance. */
+static void aim_chart(html_doc* h, const page* p) {
+    if (p->nhit == 0) {
+        return;
+    }
+    plot_chart c = time_chart(p, "Each ball's aim point: its distance from where the clip puts it",
+                              "deviation (cm)", CHART_H);
+    c.refs = &p->tol_mark;
+    c.n_refs = 1;
+    const bool world = 2 * p->nhit <= PLOT_MAX_SERIES;
+    for (int k = 0; k < p->nhit && k < PLOT_MAX_SERIES; k++) {
+        plot_add_series(&c, p->aim_label[0][k], ser(p, SER_TIME), aim_ser(p, k, false), p->n);
+    }
+    /* series k + PLOT_MAX_SERIES / 2 is series k's colour dashed: empty ones up to there */
+    while (world && c.n_series < PLOT_MAX_SERIES / 2) {
+        plot_add_series(&c, NULL, NULL, NULL, 0);
+    }
+    for (int k = 0; world && k < p->nhit; k++) {
+        plot_add_series(&c, p->aim_label[1][k], ser(p, SER_TIME), aim_ser(p, k, true), p->n);
+    }
+    html_chart(h, &c);
+}
+
+/* MPJPE against the recovery tolerance; every part; the struck parts with the worst joint;
+ * the balls' aim points. */
 static void error_charts(html_doc* h, const page* p) {
     plot_chart c = time_chart(p, "Mean per-joint position error (MPJPE)", "error (cm)", CHART_H);
     c.refs = &p->tol_mark;
@@ -429,6 +466,7 @@ static void error_charts(html_doc* h, const page* p) {
     }
     add(p, &c, "worst joint", SER_MAXERR);
     html_chart(h, &c);
+    aim_chart(h, p);
 }
 
 /* Free root: the centre of mass against the support polygon, as the balance planner saw it
@@ -586,7 +624,9 @@ fb_status sim_report_html(const fb_sim* s, const sim_report_info* info, const ch
     p->m = info->ch->model;
     sim_summarize(s, p->m, &p->sm);
     p->fr = fb_sim_frames(s, &p->n);
-    p->ser = malloc((size_t)SER_COUNT * (size_t)(p->n > 0 ? p->n : 1) * sizeof(double));
+    p->nhit = fb_sim_nball(s);
+    p->ser =
+        malloc((size_t)(SER_COUNT + 2 * p->nhit) * (size_t)(p->n > 0 ? p->n : 1) * sizeof(double));
     if (!p->ser) {
         free(p);
         goto oom;
@@ -594,10 +634,11 @@ fb_status sim_report_html(const fb_sim* s, const sim_report_info* info, const ch
     fill_series(p);
     p->has_residual = sim_ground_residual(s, p->m, info->gains->root.mode, p->sm.weight,
                                           &p->residual, ser(p, SER_RESIDUAL_PCT));
-    p->nhit = fb_sim_nball(s);
     for (int k = 0; k < p->nhit; k++) {
         const fb_hit_result* r = &fb_sim_hits(s)[k];
         snprintf(p->hit_label[k], sizeof p->hit_label[k], "hit %d", k + 1);
+        snprintf(p->aim_label[0][k], sizeof p->aim_label[0][k], "hit %d, root-relative", k + 1);
+        snprintf(p->aim_label[1][k], sizeof p->aim_label[1][k], "hit %d, in the world", k + 1);
         p->hit_mark[k] = (plot_mark){r->touched ? r->contact_time : r->hit.time, p->hit_label[k]};
     }
     /* the fall, marked on every chart like the hits */

@@ -59,9 +59,9 @@ static double* ser(const page* p, int k) {
 }
 
 /* After the SER_COUNT series: each hit's aim point's deviation (cm), root-relative (hits
- * 0..nhit-1), then in the world (nhit..2 nhit-1). */
-static double* aim_ser(const page* p, int k, bool world) {
-    return ser(p, SER_COUNT + (world ? p->nhit : 0) + k);
+ * 0..nhit-1), then in the world (nhit..2 nhit-1); the series index of hit k's. */
+static int aim_ser(const page* p, int k, bool world) {
+    return SER_COUNT + (world ? p->nhit : 0) + k;
 }
 
 /* Fills the series from the recorded frames (lengths in cm, as the JSON report gives them). */
@@ -87,8 +87,8 @@ static void fill_series(page* p) {
             ser(p, SER_TORQUE + k)[f] = tau[p->sm.top_dof[k]];
         }
         for (int k = 0; k < p->nhit; k++) {
-            aim_ser(p, k, false)[f] = 100.0 * fb_sim_frame_hit_err_root(p->s, f)[k];
-            aim_ser(p, k, true)[f] = 100.0 * fb_sim_frame_hit_err(p->s, f)[k];
+            ser(p, aim_ser(p, k, false))[f] = 100.0 * fb_sim_frame_hit_err_root(p->s, f)[k];
+            ser(p, aim_ser(p, k, true))[f] = 100.0 * fb_sim_frame_hit_err(p->s, f)[k];
         }
     }
 }
@@ -424,14 +424,14 @@ static void aim_chart(html_doc* h, const page* p) {
     c.n_refs = 1;
     const bool world = 2 * p->nhit <= PLOT_MAX_SERIES;
     for (int k = 0; k < p->nhit && k < PLOT_MAX_SERIES; k++) {
-        plot_add_series(&c, p->aim_label[0][k], ser(p, SER_TIME), aim_ser(p, k, false), p->n);
+        add(p, &c, p->aim_label[0][k], aim_ser(p, k, false));
     }
     /* series k + PLOT_MAX_SERIES / 2 is series k's colour dashed: empty ones up to there */
     while (world && c.n_series < PLOT_MAX_SERIES / 2) {
         plot_add_series(&c, NULL, NULL, NULL, 0);
     }
     for (int k = 0; world && k < p->nhit; k++) {
-        plot_add_series(&c, p->aim_label[1][k], ser(p, SER_TIME), aim_ser(p, k, true), p->n);
+        add(p, &c, p->aim_label[1][k], aim_ser(p, k, true));
     }
     html_chart(h, &c);
 }

@@ -498,6 +498,13 @@ END_TEST
  * a flip of a solution would be tens of degrees */
 #define GROUND_JUMP_ALL (2.0 * FB_PI / 180.0)
 #define GROUND_JUMP_JOINT (10.0 * FB_PI / 180.0)
+/* m: how far the smoothing may move the bodies on average and at most, and the planted feet
+ * and toes (131_01, 2026-11-28: 0.84 mm, 36.4 mm (the right foot in a fast swing), 7.1 mm) */
+#define GROUND_SMOOTH_MEAN_MOVE 2e-3
+#define GROUND_SMOOTH_MOST_MOVE 6e-2
+#define GROUND_SMOOTH_PLANTED 1.2e-2
+/* m: how far the smoothing may round a landing foot off into the ground (4.8 mm measured) */
+#define GROUND_SMOOTH_DEPTH 8e-3
 
 /* Whether body b is one the grounding may move: a hip, knee, foot or toe of a foot the plan
  * follows. */
@@ -537,7 +544,9 @@ static void check_grounded(const char* path, const char* name) {
     fb_error err;
     fb_ref* r = fb_ref_from_clip(clip, ch, 240.0, 0, GROUND_FRAMES, NULL, &err);
     ck_assert_msg(r != NULL, "%s", err.msg);
-    const fb_ground_opts o = fb_default_ground_opts();
+    /* the grounding alone: its smoothing is checked apart (the_smoothing_...) */
+    fb_ground_opts o = fb_default_ground_opts();
+    o.smooth_time = 0.0;
     fb_ref* g = fb_ref_grounded(m, r, &o, &err);
     ck_assert_msg(g != NULL, "%s", err.msg);
     ck_assert_int_eq(g->nframe, r->nframe);
@@ -822,6 +831,95 @@ START_TEST(the_shared_clips_stand_on_their_feet) {
 }
 END_TEST
 
+/* The grounded reference's smoothing (fb_ground_opts.smooth_time, ground_smooth.c) on the walk,
+ * against the grounding without it, with this file's forward kinematics: no shape more than a
+ * few mm in the ground (a landing foot rounded off into it); every body near where it was (the
+ * motion kept); the bodies' accelerations at the reference's rate (second differences of their
+ * origins at 240 Hz, where the frame-to-frame steps show) much smaller; the planted feet and toes
+ * near where the grounding put them. */
+START_TEST(the_smoothing_keeps_the_walk_and_takes_out_its_steps) {
+    fb_clip* clip;
+    fb_character* ch;
+    ck_load_character(FB_DATA_DIR "/131_01.bvh", FB_DATA_DIR "/character_rules.json", &clip, &ch);
+    const fb_model* m = ch->model;
+    fb_error err;
+    fb_ref* r = fb_ref_from_clip(clip, ch, 240.0, 0, GROUND_FRAMES, NULL, &err);
+    ck_assert_msg(r != NULL, "%s", err.msg);
+    fb_ground_opts o = fb_default_ground_opts();
+    ck_assert(o.smooth_time > 0.0);
+    fb_ref* g1 = fb_ref_grounded(m, r, &o, &err);
+    o.smooth_time = 0.0;
+    fb_ref* g0 = fb_ref_grounded(m, r, &o, &err);
+    ck_assert(g0 && g1);
+    const int nf = r->nframe, nq = m->nq, nb = m->nbody;
+    fk_pose* f = malloc(3 * sizeof *f);
+    fb_v3* p0 = malloc(3 * (size_t)nb * sizeof *p0); /* 3 frames of g0's bodies */
+    fb_v3* p1 = malloc(3 * (size_t)nb * sizeof *p1);
+    ck_assert(f && p0 && p1);
+    double deepest = 0.0, moved = 0.0, moved_sum = 0.0, acc0 = 0.0, acc1 = 0.0, off = 0.0;
+    long nmoved = 0, nacc = 0;
+    for (int i = 0; i < nf; i++) {
+        fk(m, g0->q + (size_t)i * (size_t)nq, &f[0]);
+        fk(m, g1->q + (size_t)i * (size_t)nq, &f[1]);
+        for (int s = 0; s < m->nshape; s++) {
+            deepest = fmin(deepest, shape_low(m, &f[1], s));
+        }
+        fb_v3* a0 = p0 + (size_t)(i % 3) * (size_t)nb;
+        fb_v3* a1 = p1 + (size_t)(i % 3) * (size_t)nb;
+        for (int b = 1; b < nb; b++) {
+            a0[b] = f[0].p[b];
+            a1[b] = f[1].p[b];
+            const double e = v3_norm(v3_sub(a1[b], a0[b]));
+            moved = fmax(moved, e);
+            moved_sum += e;
+            nmoved++;
+            if (i >= 2) {
+                const fb_v3* b0 = p0 + (size_t)((i - 1) % 3) * (size_t)nb;
+                const fb_v3* c0 = p0 + (size_t)((i - 2) % 3) * (size_t)nb;
+                const fb_v3* b1 = p1 + (size_t)((i - 1) % 3) * (size_t)nb;
+                const fb_v3* c1 = p1 + (size_t)((i - 2) % 3) * (size_t)nb;
+                const fb_v3 d0 = v3_sub(v3_add(a0[b], c0[b]), fb_v3_scale(b0[b], 2.0));
+                const fb_v3 d1 = v3_sub(v3_add(a1[b], c1[b]), fb_v3_scale(b1[b], 2.0));
+                acc0 += fb_v3_dot(d0, d0);
+                acc1 += fb_v3_dot(d1, d1);
+                nacc++;
+            }
+        }
+        for (int c = 0; c < g1->ncontact; c++) {
+            const fb_ref_contact* ct = &g1->contact[c];
+            for (int k = 0; k < ct->nstance; k++) {
+                if (i >= ct->stance[k].first && i <= ct->stance[k].last) {
+                    off = fmax(off, v3_norm(v3_sub(f[1].p[ct->body], f[0].p[ct->body])));
+                }
+            }
+        }
+    }
+    const double dt2 = r->dt * r->dt;
+    const double rms0 = sqrt(acc0 / (double)nacc) / dt2, rms1 = sqrt(acc1 / (double)nacc) / dt2;
+    printf("131_01 smoothed over %.3f s: deepest shape %.4f mm; bodies moved up to %.1f mm, "
+           "%.2f mm on average; their accelerations at 240 Hz %.2f -> %.2f m/s^2 rms; planted "
+           "bodies moved up to %.2f mm\n",
+           fb_default_ground_opts().smooth_time, -1e3 * deepest, 1e3 * moved,
+           1e3 * moved_sum / (double)nmoved, rms0, rms1, 1e3 * off);
+    for (int k = 0; k < g1->nwarn; k++) {
+        printf("  %s\n", g1->warn[k]);
+    }
+    ck_assert_msg(deepest > -GROUND_SMOOTH_DEPTH, "a shape %.4f mm in the ground", -1e3 * deepest);
+    ck_assert_double_lt(moved_sum / (double)nmoved, GROUND_SMOOTH_MEAN_MOVE);
+    ck_assert_double_lt(moved, GROUND_SMOOTH_MOST_MOVE);
+    ck_assert_double_lt(rms1, 0.75 * rms0); /* measured 0.61 */
+    ck_assert_double_lt(off, GROUND_SMOOTH_PLANTED);
+    free(p1);
+    free(p0);
+    free(f);
+    fb_ref_destroy(g1);
+    fb_ref_destroy(g0);
+    fb_ref_destroy(r);
+    fb_character_destroy(ch);
+    fb_clip_destroy(clip);
+}
+END_TEST
+
 /* Bad options are refused by name; a model without feet gets its reference back as it was. */
 START_TEST(grounded_options_and_a_model_without_feet) {
     fb_model* m = ck_free_body(ck_shape_sphere(0.1), 1000.0);
@@ -844,6 +942,10 @@ START_TEST(grounded_options_and_a_model_without_feet) {
     o.min_knee_bend = NAN;
     ck_assert_ptr_null(fb_ref_grounded(m, r, &o, &err));
     ck_assert_ptr_nonnull(strstr(err.msg, "min_knee_bend"));
+    o = fb_default_ground_opts();
+    o.smooth_time = -0.01;
+    ck_assert_ptr_null(fb_ref_grounded(m, r, &o, &err));
+    ck_assert_ptr_nonnull(strstr(err.msg, "smooth_time"));
     fb_ref* g = fb_ref_grounded(m, r, NULL, &err);
     ck_assert_msg(g != NULL, "%s", err.msg);
     const size_t bytes = (size_t)r->nframe * ((size_t)m->nq + 5 * (size_t)m->nv) * sizeof(double);
@@ -863,6 +965,7 @@ static Suite* ground_suite(void) {
     tcase_add_test(tc, the_contact_plan_follows_a_stepping_schedule);
     tcase_add_test(tc, the_walk_stands_on_its_feet);
     tcase_add_test(tc, the_shared_clips_stand_on_their_feet);
+    tcase_add_test(tc, the_smoothing_keeps_the_walk_and_takes_out_its_steps);
     tcase_add_test(tc, grounded_options_and_a_model_without_feet);
     suite_add_tcase(s, tc);
     return s;

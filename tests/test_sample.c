@@ -273,7 +273,9 @@ START_TEST(a_hits_return_counts_in_the_score) {
     walk w;
     walk_make(&w, 0, 216);
     fb_sample_opts o = short_search(3);
-    o.lookahead = 0.3; /* with 0.1 this short search fell at 1.18 s */
+    /* with 0.1 this short search fell at 1.18 s; since the grounded reference is smoothed
+     * (stop 42) with 0.3 at 1.43 s */
+    o.lookahead = 0.5;
     o.hit_scale = 0.005;
     o.root_scale = 0.12;
     o.height_scale = 0.03;
@@ -309,15 +311,17 @@ END_TEST
  * must come out the same, bit for bit: the same plan, the same last score and fall, the same
  * backtracks (a copy that missed one bit of a world, a tracker or a record, or a new control
  * point that changed what was simulated before its window, would change some score). Over
- * the first 1.1 s of the bundled walk, where the kept sequences fall and the search goes back
+ * the first 1.8 s of the bundled walk, where the kept sequences fall and the search goes back
  * (so the kept sequences' simulations made again from the start are compared too): with the
- * random walk of pull 0; with the default pull the search there never needs to go back. */
+ * random walk of pull 0; with the default pull the search there never needs to go back (nor,
+ * since the grounded reference is smoothed (stop 42), over the first 1.1 s, this test's span
+ * before, with the lookahead 0.2 it had). */
 START_TEST(saved_simulations_give_the_replayed_search) {
     walk w;
-    walk_make(&w, 0, 132);
+    walk_make(&w, 0, 216);
     fb_sample_opts o = short_search(3);
     o.pull = 0.0;
-    o.lookahead = 0.2;
+    o.lookahead = 0.15;
     o.backtracks = 4;
     o.threads = 2;
     fb_sample_result rs, rr;
@@ -584,7 +588,9 @@ static void plan_refused(const char* dir, const fb_model* m, const char* text, c
 
 START_TEST(a_kept_plan_gives_the_searched_reference) {
     walk w;
-    walk_make(&w, 0, 72); /* 0.6 s */
+    /* 1.1 s: over the first 0.6 s, its span before the grounded reference was smoothed (stop
+     * 42), the search now keeps the reference as it is and offsets nothing */
+    walk_make(&w, 0, 132);
     fb_sample_opts o = short_search(2);
     o.threads = 2;
     fb_sample_plan plan = {0}, back = {0};

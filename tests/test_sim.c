@@ -361,6 +361,9 @@ START_TEST(a_hits_root_relative_deviation_is_the_pose_alone) {
     fb_error err;
     fb_sim_opts o = fb_default_sim_opts();
     o.last = 360; /* 3 s */
+    /* the chest held within 2 cm (0.58 cm at its peak since the grounded reference is smoothed,
+     * stop 42): a tolerance that the peak passes, so that the return is checked too */
+    o.recover_tol = 0.004;
     const fb_hit h = hit("time=1,target=Chest,speed=10,mass=0.45");
     fb_sim* s = fb_sim_create(w.clip, w.ch, &w.g, &h, 1, &o, &err);
     ck_assert_msg(s != NULL, "%s", err.msg);
@@ -404,10 +407,10 @@ START_TEST(a_hits_root_relative_deviation_is_the_pose_alone) {
         back = e[f] <= o.recover_tol ? fr[f].time - t_hit : NAN;
     }
     printf("chest ball at 1 s, assisted root: root-relative peak %.2f cm (world %.2f cm), back "
-           "within 2 cm after %.2f s (world %.2f s); the two apart by up to %.2f cm; recorded "
+           "within %.1f cm after %.2f s (world %.2f s); the two apart by up to %.2f cm; recorded "
            "against recomputed: %.1e m\n",
-           100.0 * r->peak_err_root, 100.0 * r->peak_err, r->recover_time_root, r->recover_time,
-           100.0 * most_apart, worst);
+           100.0 * r->peak_err_root, 100.0 * r->peak_err, 100.0 * o.recover_tol,
+           r->recover_time_root, r->recover_time, 100.0 * most_apart, worst);
     ck_assert_msg(worst < 1e-9, "recorded deviation off the recomputed by %g m", worst);
     ck_assert_msg(peak > o.recover_tol && fabs(peak - r->peak_err_root) < 1e-9,
                   "peak %g m, the simulation's %g m", peak, r->peak_err_root);

@@ -159,6 +159,10 @@ typedef struct fb_ground_opts {
                              bend of the knee from fully straight (near straight the knee's
                              angle changes fast with the hip-ankle distance); where a stance
                              needs more reach the root is lowered (default 0.15) */
+    double smooth_time;   /* s: then every frame is smoothed over this either side (the cubic
+                             fitted by least squares to the frames within it): the
+                             frame-to-frame steps of the grounding and of the fit ask for
+                             accelerations no contact gives (default 0.05; 0: not smoothed) */
 } fb_ground_opts;
 
 FB_API fb_ground_opts fb_default_ground_opts(void);
@@ -171,7 +175,10 @@ FB_API fb_ground_opts fb_default_ground_opts(void);
  * the ankle by the least rotation, keeping the knee's swing plane; the ankle and toe
  * rotations), the root lowered where a leg cannot reach, and only there, smoothly; blended in
  * and out (opts); joints outside the legs untouched; no shape below the ground. Joint ranges
- * (fb_model.limit) are respected. v, a, v_step, a_step and the feedforward are recomputed as
+ * (fb_model.limit) are respected. Then, with opts->smooth_time > 0 and a foot to stand on,
+ * every frame smoothed (the planted feet then move by a few millimetres and a landing foot may
+ * go as far into the ground, every joint by as much as the smoothing takes off its motion;
+ * docs/CONTROL.md §7). v, a, v_step, a_step and the feedforward are recomputed as
  * fb_ref_create does. The first warning says what was changed. opts NULL = defaults.
  * FB_EINVAL for bad options (named), FB_ENOMEM. Runs once, before a simulation (about 40 ms
  * for an 8 s clip at 240 Hz); docs/CONTROL.md §7. */

@@ -27,9 +27,12 @@
  *           (swing_toes).
  *
  * Frames further than blend_time and twice carry_time from every stance keep their pose bit
- * for bit, but for a toe turned clear of the ground. Then v, a (the input's, corrected by the
- * change the fit sees), v_step, a_step and the feedforward are recomputed as fb_ref_create
- * makes them. Joint ranges are respected by clamping into them (counted in a warning). */
+ * for bit, but for a toe turned clear of the ground. Then every frame is smoothed over
+ * smooth_time (ground_smooth.c: the steps from frame to frame ask for accelerations no contact
+ * gives; with smooth_time 0 not, and the frames above stay bit for bit). Then v, a (the
+ * input's, corrected by the change the fit sees), v_step, a_step and the feedforward are
+ * recomputed as fb_ref_create makes them. Joint ranges are respected by clamping into them
+ * (counted in a warning). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -49,8 +52,10 @@
 #define GROUND_STOP_PASSES 12
 #define GROUND_STOP_SLACK 1e-4
 
-/* m: a shape this far below the ground after grounding is reported */
+/* m: a shape this far below the ground after grounding is reported; after the smoothing, which
+ * rounds landings off into it by a few millimetres, this far */
 #define GROUND_DEPTH_NOTE 1e-6
+#define GROUND_SMOOTH_DEPTH_NOTE 1e-3
 /* m: a swinging toe's least height over the ground (swing_toes). Without it a toe the clip
  * drags along the floor at 1-1.5 m/s with no gap (131_01's left toe at 0.75-1.05 s, between
  * two stances, turned out of the floor by the repair) stubs on it in the simulation: its
@@ -60,7 +65,8 @@
 #define GROUND_SWING_SMOOTH 0.05
 
 fb_ground_opts fb_default_ground_opts(void) {
-    return (fb_ground_opts){.blend_time = 0.12, .carry_time = 0.3, .min_knee_bend = 0.15};
+    return (fb_ground_opts){
+        .blend_time = 0.12, .carry_time = 0.3, .min_knee_bend = 0.15, .smooth_time = 0.05};
 }
 
 /* ---- blending ----------------------------------------------------------------------------- */
@@ -436,7 +442,23 @@ static fb_status check_opts(const fb_ground_opts* o, fb_error* err) {
         return fb_fail(err, FB_EINVAL, "ground min_knee_bend: expected 0 to pi/2 rad, found %g",
                        o->min_knee_bend);
     }
+    if (!(o->smooth_time >= 0.0) || o->smooth_time > 1.0) {
+        return fb_fail(err, FB_EINVAL, "ground smooth_time: expected 0 to 1 s, found %g",
+                       o->smooth_time);
+    }
     return FB_OK;
+}
+
+/* The lowest point of every shape at configuration q (m above the ground g); d's kinematics
+ * are q's on return. */
+static double lowest_shape(const fb_model* m, fb_data* d, const double* q, fb_plane g) {
+    memcpy(d->q, q, (size_t)m->nq * sizeof(double));
+    fb_kinematics_pos(m, d);
+    double low = INFINITY;
+    for (int b = 1; b < m->nbody; b++) {
+        low = fmin(low, fb_lowest_point(m, d, b, g));
+    }
+    return low;
 }
 
 /* The lowest point of leg p's foot at configuration q (m above the ground). */
@@ -500,11 +522,13 @@ fb_ref* fb_ref_grounded(const fb_model* m, const fb_ref* ref, const fb_ground_op
                       (2 * (size_t)nq + 4 * (size_t)nv) * sizeof(double) +
                       (size_t)m->nbody * sizeof(int) + (size_t)nf + 64;
     double* scratch = fb_alloc(&al, sz);
-    if (!out || !d || !scratch || !fb_ref_copy_plan(ref, out)) {
+    double* smooth_tmp = fb_alloc(&al, GROUND_SMOOTH_TMP(m, nf) * sizeof(double));
+    if (!out || !d || !scratch || !smooth_tmp || !fb_ref_copy_plan(ref, out)) {
         fb_fail(err, FB_ENOMEM, "grounded reference: out of memory for %d frames", nf);
         fb_ref_destroy(out);
         fb_data_destroy(d);
         fb_free(&al, scratch);
+        fb_free(&al, smooth_tmp);
         return NULL;
     }
     /* the copy: everything as the input's, the frames changed below */
@@ -691,16 +715,27 @@ fb_ref* fb_ref_grounded(const fb_model* m, const fb_ref* ref, const fb_ground_op
             *th = fb_leg_toe_angle(m, L, RF, g, *th, radius - near_end, NULL);
             clamped += fb_leg_clamp(m, L->toe, th);
         }
-        memcpy(d->q, q, (size_t)nq * sizeof(double));
-        fb_kinematics_pos(m, d);
-        double low = INFINITY;
-        for (int b = 1; b < m->nbody; b++) {
-            low = fmin(low, fb_lowest_point(m, d, b, g));
-        }
+        const double low = lowest_shape(m, d, q, g);
         below += low < -GROUND_DEPTH_NOTE;
         deepest = fmin(deepest, low);
     }
     swing_toes(m, d, P, nl, out, g, drop); /* in the drop's 3 nf doubles, no longer needed */
+    ground_smooth_info smoothed;
+    /* a model without feet gets its reference as it was */
+    const bool smooth_ok =
+        fb_ground_smooth(m, out, nl > 0 ? o.smooth_time : 0.0, d, smooth_tmp, &smoothed);
+    if (smooth_ok && smoothed.half_window > 0) {
+        /* the smoothing rounds a foot's landing off into the ground by a few millimetres: left
+         * there (lifted out, the landing feet hovered and the walks tracking them did worse,
+         * docs/CONTROL.md §7), counted */
+        below = 0;
+        deepest = 0.0;
+        for (int i = 0; i < nf; i++) {
+            const double low = lowest_shape(m, d, out->q + (size_t)i * (size_t)nq, g);
+            below += low < -GROUND_SMOOTH_DEPTH_NOTE;
+            deepest = fmin(deepest, low);
+        }
+    }
     /* what changed: the rates around it */
     double most_turn = 0.0;
     for (int i = 0; i < nf; i++) {
@@ -725,11 +760,12 @@ fb_ref* fb_ref_grounded(const fb_model* m, const fb_ref* ref, const fb_ground_op
             }
         }
     }
-    if (!fb_fit_rates_changed(m, ref->q, out, changed, fit_tmp)) {
+    if (!smooth_ok || !fb_fit_rates_changed(m, ref->q, out, changed, fit_tmp)) {
         fb_fail(err, FB_ENUMERIC, "grounded reference: a fit window is singular");
         fb_ref_destroy(out);
         fb_data_destroy(d);
         fb_free(&al, scratch);
+        fb_free(&al, smooth_tmp);
         return NULL;
     }
     fb_ref_step_velocities(m, out);
@@ -742,7 +778,16 @@ fb_ref* fb_ref_grounded(const fb_model* m, const fb_ref* ref, const fb_ground_op
     fb_ref_step_torques(m, out, d);
     /* what was done, first in the warnings */
     char text[FB_CLIP_WARN_LEN];
-    if (below > 0) {
+    if (smoothed.half_window > 0) {
+        snprintf(text, sizeof text,
+                 "grounded: smoothed over %.3f s either side: a body moved up to %.1f mm (%s, "
+                 "frame %d); shapes over 1 mm in the ground in %d frames, up to %.2f mm",
+                 smoothed.half_window * ref->dt, 1e3 * smoothed.most_moved,
+                 smoothed.moved_body > 0 ? m->name[smoothed.moved_body] : "none",
+                 smoothed.moved_frame, below, -1e3 * deepest);
+        fb_ref_warn_first(out, text);
+    }
+    if (below > 0 && smoothed.half_window == 0) {
         snprintf(text, sizeof text, "grounded: shapes below the ground in %d frames, up to %.2f mm",
                  below, -1e3 * deepest);
         fb_ref_warn_first(out, text);
@@ -767,6 +812,7 @@ fb_ref* fb_ref_grounded(const fb_model* m, const fb_ref* ref, const fb_ground_op
     fb_ref_warn_first(out, text);
     fb_data_destroy(d);
     fb_free(&al, scratch);
+    fb_free(&al, smooth_tmp);
     fb_ok(err);
     return out;
 }

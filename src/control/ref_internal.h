@@ -82,6 +82,26 @@ bool fb_ref_end_segment(const fb_model* m, int b);
 double fb_ref_clearing_turn(const fb_model* m, fb_data* d, int b, fb_plane g, double target,
                             int way);
 
+/* ---- the grounded reference smoothed (ground_smooth.c) -------------------------------------- */
+
+/* What fb_ground_smooth did. */
+typedef struct ground_smooth_info {
+    int half_window;   /* H, frames either side (0: not smoothed) */
+    double most_moved; /* m, the largest distance the smoothing moved a body's origin */
+    int moved_body, moved_frame;
+} ground_smooth_info;
+
+/* Doubles of scratch fb_ground_smooth needs for nf frames of m. */
+#define GROUND_SMOOTH_TMP(m, nf) ((size_t)(nf) * (size_t)(m)->nq + 3 * (size_t)(m)->nbody)
+
+/* Smooths r's frames over smooth_time (s) either side: the cubic fitted by least squares to the
+ * frames within it, rotations in the tangent space at each frame, every joint back into its
+ * range. Only r->q changes (a landing foot may go into the ground by a few mm; the caller
+ * recomputes the rates). tmp: GROUND_SMOOTH_TMP doubles. False when a fit window is
+ * singular. */
+bool fb_ground_smooth(const fb_model* m, fb_ref* r, double smooth_time, fb_data* d, double* tmp,
+                      ground_smooth_info* info);
+
 /* ---- on the ground (placement.c) ------------------------------------------------------------ */
 
 /* Signed height over the plane of body b's lowest shape point (m). Needs FB_STAGE_POS. */

@@ -428,6 +428,18 @@ static void print_ref_notes(const fb_ref* ref, const fb_model* m, FILE* log, con
     }
 }
 
+/* What the grounding did to the reference a free or an assisted root tracks (fb_ref_grounded,
+ * docs/CONTROL.md §7: its feet put on the ground, the root lowered, the frames smoothed), its
+ * own lines; nothing for a kinematic root, which tracks the clip's fit. */
+static void print_grounded_notes(const fb_sim* s, FILE* log, const char* tag) {
+    const fb_ref* ctl = fb_sim_control_ref(s);
+    for (int k = 0; ctl != fb_sim_ref(s) && k < ctl->nwarn && k < FB_CLIP_MAX_WARN; k++) {
+        if (strncmp(ctl->warn[k], "grounded:", 9) == 0) {
+            fprintf(log, "%s: note: %s\n", tag, ctl->warn[k]);
+        }
+    }
+}
+
 /* The summary lines on the terminal. */
 static void print_summary(const fb_sim* s, const fb_model* m, const fb_gains* g, double wall,
                           FILE* log, const char* tag) {
@@ -599,6 +611,7 @@ int sim_job_run(const sim_job* j, FILE* log, const char* tag) {
         goto done;
     }
     print_ref_notes(fb_sim_ref(s), ch->model, log, tag);
+    print_grounded_notes(s, log, tag);
     if (norm3(fb_sim_placement(s)) >= 1e-6) {
         fprintf(log, "%s: note: %s\n", tag,
                 job.keep_placement

@@ -180,8 +180,8 @@ FB_API fb_ground_opts fb_default_ground_opts(void);
  * go as far into the ground, every joint by as much as the smoothing takes off its motion;
  * docs/CONTROL.md §7). v, a, v_step, a_step and the feedforward are recomputed as
  * fb_ref_create does. The first warning says what was changed. opts NULL = defaults.
- * FB_EINVAL for bad options (named), FB_ENOMEM. Runs once, before a simulation (about 40 ms
- * for an 8 s clip at 240 Hz); docs/CONTROL.md §7. */
+ * FB_EINVAL for bad options (named), FB_ENOMEM. Runs once, before a simulation (about 70 ms
+ * for an 8 s clip at 240 Hz, a third of it the smoothing); docs/CONTROL.md §7. */
 FB_API fb_ref* fb_ref_grounded(const fb_model* m, const fb_ref* ref, const fb_ground_opts* opts,
                                fb_error* err);
 

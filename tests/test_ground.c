@@ -499,7 +499,7 @@ END_TEST
 #define GROUND_JUMP_ALL (2.0 * FB_PI / 180.0)
 #define GROUND_JUMP_JOINT (10.0 * FB_PI / 180.0)
 /* m: how far the smoothing may move the bodies on average and at most, and the planted feet
- * and toes (131_01, 2026-11-28: 0.84 mm, 36.4 mm (the right foot in a fast swing), 7.1 mm) */
+ * and toes (131_01, 2026-11-28: 0.36 mm, 37.7 mm (the right leg in a fast swing), 6.95 mm) */
 #define GROUND_SMOOTH_MEAN_MOVE 2e-3
 #define GROUND_SMOOTH_MOST_MOVE 6e-2
 #define GROUND_SMOOTH_PLANTED 1.2e-2

@@ -52,10 +52,9 @@
 #define GROUND_STOP_PASSES 12
 #define GROUND_STOP_SLACK 1e-4
 
-/* m: a shape this far below the ground after grounding is reported; after the smoothing, which
- * rounds landings off into it by a few millimetres, this far */
+/* m: a shape this far below the ground after grounding is reported (after the smoothing,
+ * ground_smooth.c counts those over 1 mm) */
 #define GROUND_DEPTH_NOTE 1e-6
-#define GROUND_SMOOTH_DEPTH_NOTE 1e-3
 /* m: a swinging toe's least height over the ground (swing_toes). Without it a toe the clip
  * drags along the floor at 1-1.5 m/s with no gap (131_01's left toe at 0.75-1.05 s, between
  * two stances, turned out of the floor by the repair) stubs on it in the simulation: its
@@ -724,18 +723,6 @@ fb_ref* fb_ref_grounded(const fb_model* m, const fb_ref* ref, const fb_ground_op
     /* a model without feet gets its reference as it was */
     const bool smooth_ok =
         fb_ground_smooth(m, out, nl > 0 ? o.smooth_time : 0.0, d, smooth_tmp, &smoothed);
-    if (smooth_ok && smoothed.half_window > 0) {
-        /* the smoothing rounds a foot's landing off into the ground by a few millimetres: left
-         * there (lifted out, the landing feet hovered and the walks tracking them did worse,
-         * docs/CONTROL.md §7), counted */
-        below = 0;
-        deepest = 0.0;
-        for (int i = 0; i < nf; i++) {
-            const double low = lowest_shape(m, d, out->q + (size_t)i * (size_t)nq, g);
-            below += low < -GROUND_SMOOTH_DEPTH_NOTE;
-            deepest = fmin(deepest, low);
-        }
-    }
     /* what changed: the rates around it */
     double most_turn = 0.0;
     for (int i = 0; i < nf; i++) {
@@ -784,7 +771,7 @@ fb_ref* fb_ref_grounded(const fb_model* m, const fb_ref* ref, const fb_ground_op
                  "frame %d); shapes over 1 mm in the ground in %d frames, up to %.2f mm",
                  smoothed.half_window * ref->dt, 1e3 * smoothed.most_moved,
                  smoothed.moved_body > 0 ? m->name[smoothed.moved_body] : "none",
-                 smoothed.moved_frame, below, -1e3 * deepest);
+                 smoothed.moved_frame, smoothed.below, -1e3 * smoothed.deepest);
         fb_ref_warn_first(out, text);
     }
     if (below > 0 && smoothed.half_window == 0) {

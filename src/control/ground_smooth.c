@@ -31,6 +31,9 @@
 
 /* The smoothing fit's degree: cubics pass unchanged */
 #define SMOOTH_DEGREE 3
+/* m: a shape further than this in the ground after the smoothing, which rounds landings off
+ * into it by a few millimetres, is counted */
+#define SMOOTH_DEPTH_NOTE 1e-3
 
 /* Frame k of q_in (nf x nq) smoothed into q (nq) with the fit's weights fw. */
 static void smooth_frame(const fb_model* m, const double* q_in, int k, const fit_weights* fw,
@@ -96,7 +99,7 @@ bool fb_ground_smooth(const fb_model* m, fb_ref* r, double smooth_time, fb_data*
         }
         smooth_frame(m, q_in, k, &fw, r->q + (size_t)k * (size_t)nq);
     }
-    /* how far the smoothing moved the bodies */
+    /* how far the smoothing moved the bodies, and into the ground */
     for (int k = 0; k < nf; k++) {
         memcpy(d->q, q_in + (size_t)k * (size_t)nq, (size_t)nq * sizeof(double));
         fb_kinematics_pos(m, d);
@@ -105,7 +108,9 @@ bool fb_ground_smooth(const fb_model* m, fb_ref* r, double smooth_time, fb_data*
         }
         memcpy(d->q, r->q + (size_t)k * (size_t)nq, (size_t)nq * sizeof(double));
         fb_kinematics_pos(m, d);
+        double low = 0.0;
         for (int b = 1; b < m->nbody; b++) {
+            low = fmin(low, fb_lowest_point(m, d, b, fb_ground_plane()));
             const double e = fb_v3_norm(fb_v3_sub(fb_point_pos(m, d, b, fb_v3_zero()), before[b]));
             if (e > info->most_moved) {
                 info->most_moved = e;
@@ -113,6 +118,8 @@ bool fb_ground_smooth(const fb_model* m, fb_ref* r, double smooth_time, fb_data*
                 info->moved_frame = k;
             }
         }
+        info->below += low < -SMOOTH_DEPTH_NOTE;
+        info->deepest = fmin(info->deepest, low);
     }
     return true;
 }

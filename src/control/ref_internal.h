@@ -89,6 +89,8 @@ typedef struct ground_smooth_info {
     int half_window;   /* H, frames either side (0: not smoothed) */
     double most_moved; /* m, the largest distance the smoothing moved a body's origin */
     int moved_body, moved_frame;
+    int below;      /* frames with a shape over 1 mm in the ground after it */
+    double deepest; /* m, the lowest shape's height there (<= 0) */
 } ground_smooth_info;
 
 /* Doubles of scratch fb_ground_smooth needs for nf frames of m. */

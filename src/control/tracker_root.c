@@ -155,8 +155,8 @@ void fb_tracker_use_control(fb_tracker* tr, int from, int to) {
  * acceleration by central differences of the frames around it. */
 static fb_balance_com com_at(const fb_tracker* tr) {
     const fb_ref* r = tr->ctl;
-    int i = (int)lround(tr->t / r->dt);
-    i = i < 1 ? 1 : (i > r->nframe - 2 ? r->nframe - 2 : i);
+    int i = fb_ref_frame(r, tr->t);
+    i = i < 1 ? 1 : (i > r->nframe - 2 ? r->nframe - 2 : i); /* frames i - 1 and i + 1 too */
     fb_balance_com c = {.kp = tr->com_kp, .kd = tr->com_kd};
     if (r->nframe < 3) {
         c.c = fb_v3_make(tr->com_ref[0], tr->com_ref[1], tr->com_ref[2]);

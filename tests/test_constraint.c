@@ -1101,10 +1101,12 @@ START_TEST(joint_space_solve_meets_the_lcp_conditions) {
             clamped += row->type == FB_ROW_DOF && k >= 0 && (l <= lo + tol || l >= hi - tol);
             contacts_on += row->type == FB_ROW_POINT && row->friction_of < 0 && l > tol;
         }
-        /* exact but where sliding friction makes the pivoting cycle (the matrix with friction
+        /* exact: where sliding friction makes the pivoting cycle (the matrix with friction
          * tied to its normal is not symmetric; such a system may have no solution at all, as
-         * in Painleve's paradox): then the friction rows are held at the bounds their normals
-         * gave, kept within the final cone, and the residual says how far off that is */
+         * in Painleve's paradox), staggered rounds with friction bounded by numbers find the
+         * sets (joint_space.c, js_staggered); where they do not, PGS, whose residual says how
+         * far off it is (3 of these 60 before the rounds, with friction held at the bounds
+         * their normals gave and kept within the final cone: 6.05e-3 at worst) */
         if (worst < 1e-9) {
             exact++;
             worst_lcp = fmax(worst_lcp, worst);
@@ -1156,7 +1158,7 @@ START_TEST(joint_space_solve_meets_the_lcp_conditions) {
            "pushing\n",
            exact, worst_lcp, worst_inexact, worst_apply, worst_impulse, most_pivots, clamped,
            contacts_on);
-    ck_assert_int_ge(exact, 54);
+    ck_assert_int_eq(exact, 60);
 }
 END_TEST
 

@@ -189,7 +189,8 @@ void fb_js_copy_values(void* dst, const void* src);
 /* The articulation the joint-space solve applies to, or -1. */
 int fb_js_art(fb_csys* cs, const lcp_rhs* q);
 
-/* The joint-space solve of articulation a; false when it gives up (then PGS). */
+/* The joint-space solve of articulation a, by pivoting with friction tied to its normals
+ * (ties) or by staggered rounds (not ties); false when it gives up (then PGS). */
 bool fb_js_solve(fb_csys* cs, const lcp_rhs* q, int a, bool ties);
 
 #endif /* FB_CONSTRAINT_CSYS_INTERNAL_H */

@@ -36,7 +36,7 @@ void* fb_js_layout(char* base, size_t* off, size_t n, size_t cap) {
     for (size_t k = 0; k < sizeof io / sizeof io[0]; k++) {
         *io[k] = fb_block_carve(base, off, o * sizeof(int));
     }
-    double** d_o[] = {&j.olo, &j.ohi, &j.h, &j.jd, &j.dl, &j.dw, &j.w, &j.mu};
+    double** d_o[] = {&j.olo, &j.ohi, &j.h, &j.jd, &j.dl, &j.dw, &j.w, &j.mu, &j.fbnd};
     for (size_t k = 0; k < sizeof d_o / sizeof d_o[0]; k++) {
         *d_o[k] = fb_block_carve(base, off, o * sizeof(double));
     }
@@ -45,12 +45,13 @@ void* fb_js_layout(char* base, size_t* off, size_t n, size_t cap) {
     j.S = fb_block_carve(base, off, o * o * sizeof(double));
     j.A = fb_block_carve(base, off, o * o * sizeof(double));
     j.opos = fb_block_carve(base, off, cap * sizeof(int));
-    for (int k = 0; k < 2; k++) {
-        j.prev[k].ok = false;
-        j.prev[k].a = j.prev[k].n = j.prev[k].no = 0;
-        j.prev[k].dstate = fb_block_carve(base, off, n * sizeof(int));
-        j.prev[k].id = fb_block_carve(base, off, o * sizeof(uint64_t));
-        j.prev[k].ostate = fb_block_carve(base, off, o * sizeof(int));
+    struct js_sets* sets[] = {&j.prev[0], &j.prev[1], &j.stag};
+    for (size_t k = 0; k < sizeof sets / sizeof sets[0]; k++) {
+        sets[k]->ok = false;
+        sets[k]->a = sets[k]->n = sets[k]->no = 0;
+        sets[k]->dstate = fb_block_carve(base, off, n * sizeof(int));
+        sets[k]->id = fb_block_carve(base, off, o * sizeof(uint64_t));
+        sets[k]->ostate = fb_block_carve(base, off, o * sizeof(int));
     }
     if (js) {
         *js = j;
@@ -157,6 +158,17 @@ int fb_js_art(fb_csys* cs, const lcp_rhs* q) {
     return -1;
 }
 
+/* Ties each friction row among the other rows to its normal row (ties) or none. A row whose
+ * normal is out of the solve is never tied: its bounds are fixed numbers. */
+static void js_set_ties(js_ctx* x, bool ties) {
+    js_scratch* s = x->s;
+    for (int i = 0; i < x->no; i++) {
+        const int r = x->cs->row[s->oidx[i]].friction_of;
+        const int n = ties && r >= 0 ? s->opos[r] : -1;
+        s->nidx[i] = n >= 0 && s->ostate[n] != ROW_OUT ? n : -1;
+    }
+}
+
 /* The other rows, delta, u = M delta, J_O on the articulation, h's constant part, and K over the
  * other rows without the articulation's share. False when there are too many other rows. */
 static bool js_setup(js_ctx* x, bool ties) {
@@ -183,9 +195,7 @@ static bool js_setup(js_ctx* x, bool ties) {
         scale = fmax(scale, fabs(q->b[r] - rhs_target(cs, q, r)));
     }
     for (int i = 0; i < x->no; i++) {
-        const fb_row* row = &cs->row[s->oidx[i]];
-        s->nidx[i] = ties && row->friction_of >= 0 ? s->opos[row->friction_of] : -1;
-        s->mu[i] = row->mu;
+        s->mu[i] = cs->row[s->oidx[i]].mu;
     }
     for (int k = 0; k < n; k++) {
         const int r = s->rk[k];
@@ -261,11 +271,7 @@ static bool js_setup(js_ctx* x, bool ties) {
         const bool moves = s->touch[i] || s->Koth[i * JS_MAX_O + i] > 0.0;
         s->ostate[i] = moves ? ROW_UNSEEN : ROW_OUT;
     }
-    for (int i = 0; i < x->no; i++) {
-        if (s->nidx[i] >= 0 && s->ostate[s->nidx[i]] == ROW_OUT) {
-            s->nidx[i] = -1; /* its normal is out: its bounds are fixed numbers */
-        }
-    }
+    js_set_ties(x, ties);
     return true;
 }
 
@@ -595,6 +601,10 @@ static bool js_drive(js_ctx* x, int d) {
     const int n = x->n, no = x->no;
     double lo, hi;
     bounds(cs, s->oidx[d], &lo, &hi); /* a friction row's from its normal as it is now */
+    if (x->fbound && cs->row[s->oidx[d]].friction_of >= 0) {
+        lo = -x->fbound[d]; /* a staggered round's, from the rounds before */
+        hi = x->fbound[d];
+    }
     if (lo > 0.0 || hi < 0.0) {
         return false;
     }
@@ -876,10 +886,138 @@ static bool js_finish(js_ctx* x, double accept) {
     return worst <= accept * (x->tol_w / JS_TOL) && js_within_bounds(x);
 }
 
-/* The joint-space solve of articulation a, friction rows at a bound tied to their normals
- * (ties) or held at the bound their normal gave when they were driven; false when it gives up
- * (a cycle: with ties the matrix is not symmetric and pivoting can cycle; an unbounded
- * direction). */
+/* The pivoting from the sets js_setup (or fb_js_cold) left: the dofs alone, then the rows
+ * without friction (normals, limits, rows on other articulations), then the friction rows, so
+ * that every normal force is there when its friction is driven. */
+static bool js_pivot(js_ctx* x) {
+    x->c_dirty = true;
+    if (!js_dofs(x)) {
+        return false;
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < x->no; i++) {
+            const bool friction = x->cs->row[x->s->oidx[i]].friction_of >= 0;
+            if (friction == (pass == 1) && x->s->ostate[i] != ROW_OUT && !js_drive(x, i)) {
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+/* Staggered rounds at most, and how far each moves the friction bounds toward mu times the last
+ * round's normal forces (1: all the way, which on 131_01's free walk swings between two sets
+ * without end; 0.5 settles, js_staggered). */
+#define JS_STAGGER_ROUNDS 8
+#define JS_STAGGER_RELAX 0.5
+
+/* Whether the sets a staggered round starts from (the last round's) still solve it with its
+ * friction bounds: every free dof within its torque limits and every clamped one pushing the
+ * right way, every free row within its bounds and every row at a bound pushing the right way,
+ * to the pivoting's own tolerances. */
+static bool js_box_holds(const js_ctx* x) {
+    const fb_csys* cs = x->cs;
+    const js_scratch* s = x->s;
+    for (int k = 0; k < x->n; k++) {
+        const int st = s->dstate[k];
+        if (st == DOF_FREE &&
+            (s->tau[k] < s->lo[k] - x->tol_l || s->tau[k] > s->hi[k] + x->tol_l)) {
+            return false;
+        }
+    }
+    for (int c = 0; c < x->nc; c++) {
+        const int st = s->dstate[s->cidx[c]];
+        if ((st == DOF_LO && s->z[c] < -x->tol_w) || (st == DOF_HI && s->z[c] > x->tol_w)) {
+            return false;
+        }
+    }
+    for (int i = 0; i < x->no; i++) {
+        const int st = s->ostate[i], r = s->oidx[i];
+        double lo, hi;
+        bounds(cs, r, &lo, &hi);
+        if (cs->row[r].friction_of >= 0) {
+            lo = -x->fbound[i];
+            hi = x->fbound[i];
+        }
+        const double l = cs->lambda[r], w = s->w[i];
+        if ((st == ROW_FREE && (l < lo - x->tol_l || l > hi + x->tol_l)) ||
+            (st == ROW_LO && w < -x->tol_w) || (st == ROW_HI && w > x->tol_w)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The solve where the pivoting with friction tied to its normals gave up (sliding friction
+ * makes that matrix unsymmetric, and on a walk's feet, mu 1, it cycles: a normal row freed and
+ * clamped again without the driven row moving; or it has no solution at all, Painleve's case):
+ * staggered rounds, a fixed point on the friction bounds after Kaufman, Sueda, James & Pai
+ * ("Staggered projections for frictional contact in multibody systems", SIGGRAPH Asia 2008).
+ * Each round solves with every friction row bounded by a number (the first round's from its
+ * normal as it is when driven, later rounds' moved JS_STAGGER_RELAX of the way to mu times the
+ * last round's normal force), a symmetric problem whose pivoting does not cycle; a round first
+ * tries the last round's sets, and pivots only when they no longer hold. Each new round's sets
+ * are then tried as the tied problem's (a friction row at a bound tied to its normal),
+ * evaluated without pivoting and accepted as a warm start is, to rounding: the answer is an
+ * exact solution of the tied problem or none (the caller sweeps). */
+static bool js_staggered(js_ctx* x, struct js_sets* prev) {
+    js_scratch* s = x->s;
+    const fb_csys* cs = x->cs;
+    int pivots = 0;
+    x->fbound = NULL;
+    for (int round = 0; round < JS_STAGGER_ROUNDS; round++) {
+        bool same = false; /* the last round's sets hold in this one */
+        if (round > 0) {
+            js_set_ties(x, false);
+            fb_js_cold(x);
+            x->fbound = s->fbnd;
+            x->rows_idle = false;
+            same = fb_js_warm(x, &s->stag) && js_box_holds(x);
+            if (!same) {
+                fb_js_cold(x);
+            }
+        }
+        if (!same && !js_pivot(x)) {
+            return false;
+        }
+        pivots += x->pivots;
+        bool moved = round == 0;
+        for (int i = 0; i < x->no; i++) {
+            const int n = cs->row[s->oidx[i]].friction_of;
+            const double b = n >= 0 ? s->mu[i] * fmax(0.0, cs->lambda[n]) : 0.0;
+            const double next = round == 0 ? b : s->fbnd[i] + JS_STAGGER_RELAX * (b - s->fbnd[i]);
+            moved = moved || next != s->fbnd[i];
+            s->fbnd[i] = next;
+        }
+        if (!same) {
+            /* this round's sets as the tied problem's (held ones stay held: fb_js_warm) */
+            fb_js_keep(x, &s->stag);
+            for (int i = 0; i < x->no; i++) {
+                const int st = s->stag.ostate[i];
+                if (cs->row[s->oidx[i]].friction_of >= 0 && (st == ROW_LO || st == ROW_HI)) {
+                    s->stag.ostate[i] = st == ROW_HI ? ROW_THI : ROW_TLO;
+                }
+            }
+            js_set_ties(x, true);
+            fb_js_cold(x);
+            x->fbound = NULL;
+            if (fb_js_warm(x, &s->stag) && js_finish(x, JS_WARM_ACCEPT)) {
+                x->cs->iterations = pivots;
+                fb_js_keep(x, prev);
+                return true;
+            }
+        }
+        if (!moved) {
+            return false; /* the bounds settled on sets that do not hold tied */
+        }
+    }
+    return false;
+}
+
+/* The joint-space solve of articulation a, friction rows at a bound tied to their normals:
+ * by pivoting (ties), or by staggered rounds (not ties: the caller's second try where the
+ * pivoting gave up); false when it gives up (a cycle: with ties the matrix is not symmetric
+ * and pivoting can cycle; an unbounded direction; rounds that do not settle). */
 bool fb_js_solve(fb_csys* cs, const lcp_rhs* q, int a, bool ties) {
     js_scratch* s = cs->js;
     js_ctx x = {.cs = cs, .q = q, .s = s, .a = a, .n = cs->m[a]->nv,
@@ -910,47 +1048,16 @@ bool fb_js_solve(fb_csys* cs, const lcp_rhs* q, int a, bool ties) {
         }
         fb_js_cold(&x);
     }
-    x.c_dirty = true;
-    if (!js_dofs(&x)) {
+    if (!ties) {
+        return js_staggered(&x, prev);
+    }
+    if (!js_pivot(&x)) {
         return false;
     }
-    /* the rows without friction first (normals, limits, rows on other articulations), then
-     * the friction rows, so that every normal force is there when its friction is driven */
-    for (int pass = 0; pass < 2; pass++) {
-        for (int i = 0; i < x.no; i++) {
-            const bool friction = cs->row[s->oidx[i]].friction_of >= 0;
-            if (friction == (pass == 1) && s->ostate[i] != ROW_OUT && !js_drive(&x, i)) {
-                return false;
-            }
-        }
-    }
-    /* held at bounds from their normals when driven, friction rows may lie outside the cone
-     * of the final normals: held at its edge instead, the free rows following */
-    for (int round = 0; !ties && round < 4; round++) {
-        bool moved = false;
-        for (int i = 0; i < x.no; i++) {
-            const fb_row* row = &cs->row[s->oidx[i]];
-            if (row->friction_of < 0 || s->ostate[i] == ROW_OUT) {
-                continue;
-            }
-            const double lim = row->mu * fmax(0.0, cs->lambda[row->friction_of]);
-            double* l = js_lambda(&x, i);
-            if (fabs(*l) > lim + x.tol_l) {
-                *l = *l > 0.0 ? lim : -lim;
-                s->ostate[i] = *l > 0.0 ? ROW_HI : ROW_LO;
-                moved = true;
-            }
-        }
-        if (!moved || !fb_js_update(&x)) {
-            break;
-        }
-    }
     const bool ok = js_finish(&x, JS_ACCEPT);
-    if (ties) {
-        prev->ok = false;
-        if (ok) {
-            fb_js_keep(&x, prev);
-        }
+    prev->ok = false;
+    if (ok) {
+        fb_js_keep(&x, prev);
     }
     return ok;
 }

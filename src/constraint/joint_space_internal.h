@@ -54,6 +54,7 @@ typedef struct js_scratch {
     double* A;    /* (o x o) the free rows' matrix, LU-factored */
     int* piv;     /* (o) its pivots */
     int* opos;    /* (cap) each row's position among the other rows, or -1 */
+    double* fbnd; /* (o) a friction row's bound in a staggered round (js_staggered) */
     /* the sets of the last accepted solve with ties, per kind of right-hand side (0: forces,
      * 1: impulses), for the next solve's warm start (js_warm) */
     struct js_sets {
@@ -63,6 +64,7 @@ typedef struct js_scratch {
         uint64_t* id;     /* (o) each other row's id */
         int* ostate;      /* (o) its ROW_* */
     } prev[2];
+    struct js_sets stag; /* a staggered round's sets as the tied problem's (js_staggered) */
 } js_scratch;
 
 enum { DOF_FREE = 0, DOF_LO, DOF_HI, DOF_FIXED };
@@ -83,6 +85,7 @@ typedef struct js_ctx {
      * made, not the other rows' Y, S, h and w, which nothing reads until a row moves */
     bool rows_idle;
     bool h_stale; /* z0 and h not made since js_factor made M_CC's factor */
+    const double* fbound; /* the friction rows' bounds in a staggered round, or NULL */
 } js_ctx;
 
 /* Whether other row i is a friction row tied to a normal row among the other rows. */

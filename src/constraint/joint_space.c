@@ -124,7 +124,6 @@ void fb_js_copy_values(void* dst, const void* src) {
  * at all, JS_WARM_ACCEPT: its sets must be the solution's to rounding. */
 #define JS_TOL 1e-11
 #define JS_ACCEPT 1e-1
-#define JS_WARM_ACCEPT 1e-7
 /* How far past its bound an accepted multiplier may be, relative to the problem's force scale
  * and to the bound (rounding of the pivoting's solves: 1e3 times JS_TOL) */
 #define JS_BOUND_TOL 1e-8
@@ -160,7 +159,7 @@ int fb_js_art(fb_csys* cs, const lcp_rhs* q) {
 
 /* Ties each friction row among the other rows to its normal row (ties) or none. A row whose
  * normal is out of the solve is never tied: its bounds are fixed numbers. */
-static void js_set_ties(js_ctx* x, bool ties) {
+void fb_js_set_ties(js_ctx* x, bool ties) {
     js_scratch* s = x->s;
     for (int i = 0; i < x->no; i++) {
         const int r = x->cs->row[s->oidx[i]].friction_of;
@@ -271,7 +270,7 @@ static bool js_setup(js_ctx* x, bool ties) {
         const bool moves = s->touch[i] || s->Koth[i * JS_MAX_O + i] > 0.0;
         s->ostate[i] = moves ? ROW_UNSEEN : ROW_OUT;
     }
-    js_set_ties(x, ties);
+    fb_js_set_ties(x, ties);
     return true;
 }
 
@@ -848,7 +847,7 @@ static bool js_within_bounds(const js_ctx* x) {
 /* The multipliers of the dof rows, the joint accelerations and the residual from the sets as
  * they stand; whether the solution meets its conditions to `accept` of the problem's scale
  * and its bounds (the caller's to use or not). */
-static bool js_finish(js_ctx* x, double accept) {
+bool fb_js_finish(js_ctx* x, double accept) {
     fb_csys* cs = x->cs;
     js_scratch* s = x->s;
     const int a = x->a;
@@ -889,7 +888,7 @@ static bool js_finish(js_ctx* x, double accept) {
 /* The pivoting from the sets js_setup (or fb_js_cold) left: the dofs alone, then the rows
  * without friction (normals, limits, rows on other articulations), then the friction rows, so
  * that every normal force is there when its friction is driven. */
-static bool js_pivot(js_ctx* x) {
+bool fb_js_pivot(js_ctx* x) {
     x->c_dirty = true;
     if (!js_dofs(x)) {
         return false;
@@ -903,115 +902,6 @@ static bool js_pivot(js_ctx* x) {
         }
     }
     return true;
-}
-
-/* Staggered rounds at most, and how far each moves the friction bounds toward mu times the last
- * round's normal forces (1: all the way, which on 131_01's free walk swings between two sets
- * without end; 0.5 settles, js_staggered). */
-#define JS_STAGGER_ROUNDS 8
-#define JS_STAGGER_RELAX 0.5
-
-/* Whether the sets a staggered round starts from (the last round's) still solve it with its
- * friction bounds: every free dof within its torque limits and every clamped one pushing the
- * right way, every free row within its bounds and every row at a bound pushing the right way,
- * to the pivoting's own tolerances. */
-static bool js_box_holds(const js_ctx* x) {
-    const fb_csys* cs = x->cs;
-    const js_scratch* s = x->s;
-    for (int k = 0; k < x->n; k++) {
-        const int st = s->dstate[k];
-        if (st == DOF_FREE &&
-            (s->tau[k] < s->lo[k] - x->tol_l || s->tau[k] > s->hi[k] + x->tol_l)) {
-            return false;
-        }
-    }
-    for (int c = 0; c < x->nc; c++) {
-        const int st = s->dstate[s->cidx[c]];
-        if ((st == DOF_LO && s->z[c] < -x->tol_w) || (st == DOF_HI && s->z[c] > x->tol_w)) {
-            return false;
-        }
-    }
-    for (int i = 0; i < x->no; i++) {
-        const int st = s->ostate[i], r = s->oidx[i];
-        double lo, hi;
-        bounds(cs, r, &lo, &hi);
-        if (cs->row[r].friction_of >= 0) {
-            lo = -x->fbound[i];
-            hi = x->fbound[i];
-        }
-        const double l = cs->lambda[r], w = s->w[i];
-        if ((st == ROW_FREE && (l < lo - x->tol_l || l > hi + x->tol_l)) ||
-            (st == ROW_LO && w < -x->tol_w) || (st == ROW_HI && w > x->tol_w)) {
-            return false;
-        }
-    }
-    return true;
-}
-
-/* The solve where the pivoting with friction tied to its normals gave up (sliding friction
- * makes that matrix unsymmetric, and on a walk's feet, mu 1, it cycles: a normal row freed and
- * clamped again without the driven row moving; or it has no solution at all, Painleve's case):
- * staggered rounds, a fixed point on the friction bounds after Kaufman, Sueda, James & Pai
- * ("Staggered projections for frictional contact in multibody systems", SIGGRAPH Asia 2008).
- * Each round solves with every friction row bounded by a number (the first round's from its
- * normal as it is when driven, later rounds' moved JS_STAGGER_RELAX of the way to mu times the
- * last round's normal force), a symmetric problem whose pivoting does not cycle; a round first
- * tries the last round's sets, and pivots only when they no longer hold. Each new round's sets
- * are then tried as the tied problem's (a friction row at a bound tied to its normal),
- * evaluated without pivoting and accepted as a warm start is, to rounding: the answer is an
- * exact solution of the tied problem or none (the caller sweeps). */
-static bool js_staggered(js_ctx* x, struct js_sets* prev) {
-    js_scratch* s = x->s;
-    const fb_csys* cs = x->cs;
-    int pivots = 0;
-    x->fbound = NULL;
-    for (int round = 0; round < JS_STAGGER_ROUNDS; round++) {
-        bool same = false; /* the last round's sets hold in this one */
-        if (round > 0) {
-            js_set_ties(x, false);
-            fb_js_cold(x);
-            x->fbound = s->fbnd;
-            x->rows_idle = false;
-            same = fb_js_warm(x, &s->stag) && js_box_holds(x);
-            if (!same) {
-                fb_js_cold(x);
-            }
-        }
-        if (!same && !js_pivot(x)) {
-            return false;
-        }
-        pivots += x->pivots;
-        bool moved = round == 0;
-        for (int i = 0; i < x->no; i++) {
-            const int n = cs->row[s->oidx[i]].friction_of;
-            const double b = n >= 0 ? s->mu[i] * fmax(0.0, cs->lambda[n]) : 0.0;
-            const double next = round == 0 ? b : s->fbnd[i] + JS_STAGGER_RELAX * (b - s->fbnd[i]);
-            moved = moved || next != s->fbnd[i];
-            s->fbnd[i] = next;
-        }
-        if (!same) {
-            /* this round's sets as the tied problem's (held ones stay held: fb_js_warm) */
-            fb_js_keep(x, &s->stag);
-            for (int i = 0; i < x->no; i++) {
-                const int st = s->stag.ostate[i];
-                if (cs->row[s->oidx[i]].friction_of >= 0 && (st == ROW_LO || st == ROW_HI)) {
-                    s->stag.ostate[i] = st == ROW_HI ? ROW_THI : ROW_TLO;
-                }
-            }
-            js_set_ties(x, true);
-            fb_js_cold(x);
-            x->fbound = NULL;
-            if (fb_js_warm(x, &s->stag) && js_finish(x, JS_WARM_ACCEPT)) {
-                x->cs->iterations = pivots;
-                fb_js_keep(x, prev);
-                return true;
-            }
-        }
-        if (!moved) {
-            return false; /* the bounds settled on sets that do not hold tied */
-        }
-    }
-    return false;
 }
 
 /* The joint-space solve of articulation a, friction rows at a bound tied to their normals:
@@ -1042,19 +932,19 @@ bool fb_js_solve(fb_csys* cs, const lcp_rhs* q, int a, bool ties) {
     }
     struct js_sets* prev = &s->prev[q->t != NULL];
     if (ties && prev->ok) {
-        if (fb_js_warm(&x, prev) && js_finish(&x, JS_WARM_ACCEPT)) {
+        if (fb_js_warm(&x, prev) && fb_js_finish(&x, JS_WARM_ACCEPT)) {
             fb_js_keep(&x, prev);
             return true;
         }
         fb_js_cold(&x);
     }
     if (!ties) {
-        return js_staggered(&x, prev);
+        return fb_js_staggered(&x, prev);
     }
-    if (!js_pivot(&x)) {
+    if (!fb_js_pivot(&x)) {
         return false;
     }
-    const bool ok = js_finish(&x, JS_ACCEPT);
+    const bool ok = fb_js_finish(&x, JS_ACCEPT);
     prev->ok = false;
     if (ok) {
         fb_js_keep(&x, prev);

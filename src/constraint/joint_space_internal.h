@@ -1,5 +1,6 @@
 /* What the joint-space solve's files share (joint_space.c: the pivoting; joint_space_warm.c:
- * its warm start): the scratch, the sets' states, the solve's context. Not installed. */
+ * its warm start; joint_space_stagger.c: its second try): the scratch, the sets' states, the
+ * solve's context. Not installed. */
 #ifndef FB_CONSTRAINT_JOINT_SPACE_INTERNAL_H
 #define FB_CONSTRAINT_JOINT_SPACE_INTERNAL_H
 
@@ -54,7 +55,7 @@ typedef struct js_scratch {
     double* A;    /* (o x o) the free rows' matrix, LU-factored */
     int* piv;     /* (o) its pivots */
     int* opos;    /* (cap) each row's position among the other rows, or -1 */
-    double* fbnd; /* (o) a friction row's bound in a staggered round (js_staggered) */
+    double* fbnd; /* (o) a friction row's bound in a staggered round (fb_js_staggered) */
     /* the sets of the last accepted solve with ties, per kind of right-hand side (0: forces,
      * 1: impulses), for the next solve's warm start (js_warm) */
     struct js_sets {
@@ -64,7 +65,7 @@ typedef struct js_scratch {
         uint64_t* id;     /* (o) each other row's id */
         int* ostate;      /* (o) its ROW_* */
     } prev[2];
-    struct js_sets stag; /* a staggered round's sets as the tied problem's (js_staggered) */
+    struct js_sets stag; /* a staggered round's sets as the tied problem's (fb_js_staggered) */
 } js_scratch;
 
 enum { DOF_FREE = 0, DOF_LO, DOF_HI, DOF_FIXED };
@@ -107,9 +108,31 @@ static inline double* js_lambda(js_ctx* x, int i) {
     return &x->cs->lambda[x->s->oidx[i]];
 }
 
+/* A warm start's acceptance (joint_space.c): its residual to this fraction of the problem's
+ * scale, with every multiplier within its bounds; its sets must be the solution's to rounding. */
+#define JS_WARM_ACCEPT 1e-7
+
 /* Recomputes everything after a change of the sets (joint_space.c); false when a factor
  * fails. */
 bool fb_js_update(js_ctx* x);
+
+/* Ties each friction row among the other rows to its normal row (ties) or none
+ * (joint_space.c). */
+void fb_js_set_ties(js_ctx* x, bool ties);
+
+/* The pivoting from the sets js_setup or fb_js_cold left (joint_space.c); false when it gives
+ * up. */
+bool fb_js_pivot(js_ctx* x);
+
+/* The dof rows' multipliers, the joint accelerations and the residual from the sets; whether
+ * the solution meets its conditions to `accept` of the problem's scale and its bounds
+ * (joint_space.c). */
+bool fb_js_finish(js_ctx* x, double accept);
+
+/* The second try where the pivoting with friction tied to its normals gave up: staggered
+ * rounds (joint_space_stagger.c); an exact solution of the tied problem (its sets kept in prev
+ * for the next warm start) or false. */
+bool fb_js_staggered(js_ctx* x, struct js_sets* prev);
 
 /* The warm start (joint_space_warm.c): the sets of the last accepted solve of this kind
  * (prev), row by row by id, the rows new since at their lower bound, and everything that

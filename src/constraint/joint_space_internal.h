@@ -108,8 +108,10 @@ static inline double* js_lambda(js_ctx* x, int i) {
     return &x->cs->lambda[x->s->oidx[i]];
 }
 
-/* A warm start's acceptance (joint_space.c): its residual to this fraction of the problem's
- * scale, with every multiplier within its bounds; its sets must be the solution's to rounding. */
+/* The acceptance of an answer made from given sets without pivoting (the warm start's, and a
+ * staggered round's tried as the tied problem's): its residual to this fraction of the
+ * problem's scale, every multiplier within its bounds; the sets must be the solution's to
+ * rounding. */
 #define JS_WARM_ACCEPT 1e-7
 
 /* Recomputes everything after a change of the sets (joint_space.c); false when a factor

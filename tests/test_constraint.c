@@ -1104,9 +1104,9 @@ START_TEST(joint_space_solve_meets_the_lcp_conditions) {
         /* exact: where sliding friction makes the pivoting cycle (the matrix with friction
          * tied to its normal is not symmetric; such a system may have no solution at all, as
          * in Painleve's paradox), staggered rounds with friction bounded by numbers find the
-         * sets (joint_space.c, js_staggered); where they do not, PGS, whose residual says how
-         * far off it is (3 of these 60 before the rounds, with friction held at the bounds
-         * their normals gave and kept within the final cone: 6.05e-3 at worst) */
+         * sets (joint_space_stagger.c, fb_js_staggered); where they do not, PGS, whose
+         * residual says how far off it is (3 of these 60 before the rounds, with friction held
+         * at the bounds their normals gave and kept within the final cone: 6.05e-3 at worst) */
         if (worst < 1e-9) {
             exact++;
             worst_lcp = fmax(worst_lcp, worst);

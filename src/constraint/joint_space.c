@@ -509,15 +509,13 @@ static bool js_dofs(js_ctx* x) {
         /* the infeasible dofs: free ones past a bound, clamped ones on the wrong side */
         int bad = 0, first = -1;
         for (int k = 0; k < x->n; k++) {
-            const bool over = s->dstate[k] == DOF_FREE &&
-                              (s->tau[k] < s->lo[k] - x->tol_l || s->tau[k] > s->hi[k] + x->tol_l);
+            const bool over = js_dof_past(x, k);
             bad += over;
             first = (over && first < 0) ? k : first;
         }
         for (int c = 0; c < x->nc; c++) {
             const int k = s->cidx[c];
-            const bool wrong = (s->dstate[k] == DOF_LO && s->z[c] < -x->tol_w) ||
-                               (s->dstate[k] == DOF_HI && s->z[c] > x->tol_w);
+            const bool wrong = js_dof_wrong(x, c);
             bad += wrong;
             first = (wrong && (first < 0 || k < first)) ? k : first;
         }
@@ -595,15 +593,10 @@ static double js_bound_step(const js_ctx* x, int i, double l, double dl, bool* u
 
 /* Drives other row d from zero until it is complementary. */
 static bool js_drive(js_ctx* x, int d) {
-    fb_csys* cs = x->cs;
     js_scratch* s = x->s;
     const int n = x->n, no = x->no;
     double lo, hi;
-    bounds(cs, s->oidx[d], &lo, &hi); /* a friction row's from its normal as it is now */
-    if (x->fbound && cs->row[s->oidx[d]].friction_of >= 0) {
-        lo = -x->fbound[d]; /* a staggered round's, from the rounds before */
-        hi = x->fbound[d];
-    }
+    js_bounds(x, d, &lo, &hi);
     if (lo > 0.0 || hi < 0.0) {
         return false;
     }

@@ -108,6 +108,32 @@ static inline double* js_lambda(js_ctx* x, int i) {
     return &x->cs->lambda[x->s->oidx[i]];
 }
 
+/* Other row i's bounds: its row's (a friction row's from its normal as it is now), or in a
+ * staggered round a friction row's from the rounds before (x->fbound). */
+static inline void js_bounds(const js_ctx* x, int i, double* lo, double* hi) {
+    const int r = x->s->oidx[i];
+    if (x->fbound && x->cs->row[r].friction_of >= 0) {
+        *lo = -x->fbound[i];
+        *hi = x->fbound[i];
+        return;
+    }
+    bounds(x->cs, r, lo, hi);
+}
+
+/* Whether free dof k's torque is past a bound, to the pivoting's tolerance. */
+static inline bool js_dof_past(const js_ctx* x, int k) {
+    const js_scratch* s = x->s;
+    return s->dstate[k] == DOF_FREE &&
+           (s->tau[k] < s->lo[k] - x->tol_l || s->tau[k] > s->hi[k] + x->tol_l);
+}
+
+/* Whether the c-th clamped dof's acceleration is on the wrong side of its bound. */
+static inline bool js_dof_wrong(const js_ctx* x, int c) {
+    const js_scratch* s = x->s;
+    const int st = s->dstate[s->cidx[c]];
+    return (st == DOF_LO && s->z[c] < -x->tol_w) || (st == DOF_HI && s->z[c] > x->tol_w);
+}
+
 /* The acceptance of an answer made from given sets without pivoting (the warm start's, and a
  * staggered round's tried as the tied problem's): its residual to this fraction of the
  * problem's scale, every multiplier within its bounds; the sets must be the solution's to

@@ -15,30 +15,22 @@
  * right way, every free row within its bounds and every row at a bound pushing the right way,
  * to the pivoting's own tolerances. */
 static bool js_box_holds(const js_ctx* x) {
-    const fb_csys* cs = x->cs;
     const js_scratch* s = x->s;
     for (int k = 0; k < x->n; k++) {
-        const int st = s->dstate[k];
-        if (st == DOF_FREE &&
-            (s->tau[k] < s->lo[k] - x->tol_l || s->tau[k] > s->hi[k] + x->tol_l)) {
+        if (js_dof_past(x, k)) {
             return false;
         }
     }
     for (int c = 0; c < x->nc; c++) {
-        const int st = s->dstate[s->cidx[c]];
-        if ((st == DOF_LO && s->z[c] < -x->tol_w) || (st == DOF_HI && s->z[c] > x->tol_w)) {
+        if (js_dof_wrong(x, c)) {
             return false;
         }
     }
     for (int i = 0; i < x->no; i++) {
-        const int st = s->ostate[i], r = s->oidx[i];
+        const int st = s->ostate[i];
         double lo, hi;
-        bounds(cs, r, &lo, &hi);
-        if (cs->row[r].friction_of >= 0) {
-            lo = -x->fbound[i];
-            hi = x->fbound[i];
-        }
-        const double l = cs->lambda[r], w = s->w[i];
+        js_bounds(x, i, &lo, &hi);
+        const double l = x->cs->lambda[s->oidx[i]], w = s->w[i];
         if ((st == ROW_FREE && (l < lo - x->tol_l || l > hi + x->tol_l)) ||
             (st == ROW_LO && w < -x->tol_w) || (st == ROW_HI && w > x->tol_w)) {
             return false;

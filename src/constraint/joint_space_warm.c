@@ -59,11 +59,7 @@ bool fb_js_warm(js_ctx* x, const struct js_sets* prev) {
             continue; /* its multiplier follows its normal's (js_state) */
         }
         double lo, hi;
-        bounds(x->cs, r, &lo, &hi);
-        if (x->fbound && x->cs->row[r].friction_of >= 0) {
-            lo = -x->fbound[i]; /* a staggered round's (joint_space_stagger.c) */
-            hi = x->fbound[i];
-        }
+        js_bounds(x, i, &lo, &hi);
         const bool low = st == ROW_LO || st == ROW_TLO, high = st == ROW_HI || st == ROW_THI;
         if (low && isfinite(lo)) {
             s->ostate[i] = ROW_LO;

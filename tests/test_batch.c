@@ -245,7 +245,10 @@ START_TEST(bad_lines_fail_alone) {
                "\"sample_height_scale\": -1}\n"                                       /* 26 */
                "{\"clip\": \"c.bvh\", \"out\": \"y.bvh\", \"sample_upright\": 0.7}\n" /* 27 */
                "{\"clip\": \"c.bvh\", \"out\": \"y.bvh\", \"sample\": 4, "
-               "\"sample_upright\": 1}\n"); /* 28 */
+               "\"sample_upright\": 1}\n"                                       /* 28 */
+               "{\"clip\": \"c.bvh\", \"out\": \"y.bvh\", \"sample_hit\": 8}\n" /* 29 */
+               "{\"clip\": \"c.bvh\", \"out\": \"y.bvh\", \"sample\": 4, "
+               "\"sample_hit\": 0}\n"); /* 30 */
     char args[1024];
     snprintf(args, sizeof args, "batch '%s/m.jsonl' --jobs 3", dir);
     ck_assert_int_eq(run(args), 1);
@@ -281,7 +284,9 @@ START_TEST(bad_lines_fail_alone) {
         "m.jsonl:26: \"sample_height_scale\": expected a length in m, 0 to 10",
         "m.jsonl:27: \"sample_upright\": --sample-upright shapes the search of --sample N",
         "m.jsonl:28: \"sample_upright\": expected a fraction, 0 to 0.99",
-        "28 jobs, 3 at once: 0 done, 0 skipped, 28 failed"};
+        "m.jsonl:29: \"sample_hit\": --sample-hit shapes the search of --sample N",
+        "m.jsonl:30: \"sample_hit\": expected an integer from 1 to 100000",
+        "30 jobs, 3 at once: 0 done, 0 skipped, 30 failed"};
     for (size_t k = 0; k < sizeof expect / sizeof *expect; k++) {
         ck_assert_msg(strstr(out, expect[k]), "expected '%s' in:\n%s", expect[k], out);
     }
@@ -291,9 +296,9 @@ START_TEST(bad_lines_fail_alone) {
 END_TEST
 
 /* A search kept by one manifest's job ("sample", "sample_save", with its hit weighed by
- * "sample_hit_scale", its joints pulled by "sample_pull" and stepped by "sample_step", its root
- * scored by "sample_root_scale", "sample_height_scale" and "sample_upright", which its report
- * names) and followed by another's
+ * "sample_hit_scale" and its windows searched with "sample_hit" simulations, its joints pulled by
+ * "sample_pull" and stepped by "sample_step", its root scored by "sample_root_scale",
+ * "sample_height_scale" and "sample_upright", which its report names) and followed by another's
  * ("sample_load"): the two BVH files byte for byte the same, as with simulate. */
 START_TEST(sampling_plans_through_manifests) {
     make_dir();
@@ -303,7 +308,7 @@ START_TEST(sampling_plans_through_manifests) {
                "\"hits\": [\"time=0.2,target=Chest,speed=10,mass=0.45\"], "
                "\"sample_hit_scale\": 0.005, \"sample_pull\": 0.25, \"sample_step\": 0.04, "
                "\"sample_root_scale\": 0.07, \"sample_height_scale\": 0.04, "
-               "\"sample_upright\": 0.7, \"report\": \"r.json\"}\n");
+               "\"sample_upright\": 0.7, \"sample_hit\": 5, \"report\": \"r.json\"}\n");
     write_text(dir, "follow.jsonl",
                "{\"clip\": \"" CLIP "\", \"out\": \"b.bvh\", \"frames\": \"0:48\", "
                "\"root\": \"free\", \"sample_load\": \"p.json\", "
@@ -312,6 +317,8 @@ START_TEST(sampling_plans_through_manifests) {
     snprintf(args, sizeof args, "batch '%s/search.jsonl'", dir);
     ck_assert_msg(run(args) == 0, "%s", out);
     ck_assert_msg(strstr(out, "sampling: 4 windows") && exists(dir, "p.json"), "%s", out);
+    ck_assert_msg(strstr(out, "3 simulations each (5 in the 4 that answer a hit), 22 in all"), "%s",
+                  out);
     size_t nr = 0;
     char* rj = slurp(dir, "r.json", &nr);
     cJSON* report = rj ? cJSON_Parse(rj) : NULL;
@@ -322,7 +329,9 @@ START_TEST(sampling_plans_through_manifests) {
                       cJSON_GetObjectItem(js, "root_scale_m")->valuedouble == 0.07 &&
                       cJSON_GetObjectItem(js, "height_scale_m")->valuedouble == 0.04 &&
                       cJSON_GetObjectItem(js, "upright")->valuedouble == 0.7 &&
-                      cJSON_GetObjectItem(js, "samples_per_window")->valuedouble == 3,
+                      cJSON_GetObjectItem(js, "samples_per_window")->valuedouble == 3 &&
+                      cJSON_GetObjectItem(js, "hit_samples_per_window")->valuedouble == 5 &&
+                      cJSON_GetObjectItem(js, "hit_windows")->valuedouble == 4,
                   "the report does not name the search's options");
     cJSON_Delete(report);
     free(rj);

@@ -521,6 +521,10 @@ START_TEST(simulate_sample_searches_or_explains) {
         {"--sample-upright 0.7 --sample-save", "--sample-upright shapes the search of --sample N"},
         {"--sample 3 --sample-upright 1 --sample-save",
          "--sample-upright: expected a fraction, 0 to 0.99"},
+        {"--sample-hit 8 --sample-save", "--sample-hit shapes the search of --sample N"},
+        {"--sample 3 --sample-hit 0 --sample-save", "--sample-hit: expected a positive integer"},
+        {"--sample 8 --sample-hit 1 --sample-save",
+         "--sample-hit 1: expected at least the 2 sequences the search keeps"},
         {"--frames 0:96 --sample-load", "--sample-load: sampling plan: 4 windows"}};
     for (size_t k = 0; k < sizeof misuse / sizeof misuse[0]; k++) {
         sample_run(clip, dir, "d.bvh", misuse[k][0], 2, misuse[k][1]);

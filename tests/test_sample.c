@@ -306,6 +306,52 @@ START_TEST(a_hits_return_counts_in_the_score) {
 }
 END_TEST
 
+/* The windows where the search answers a hit get o.hit_samples simulations (o.samples when 0,
+ * the default), the others o.samples: over 0.6 s of the walk (6 windows, a look-ahead of 0.1 s)
+ * with a ball at 0.45 s, the windows whose span [0.1 k, 0.1 k + 0.2] reaches 0.45 s are counted
+ * here (3, 4 and 5) and the simulations run are the search's count of them; without hits the number
+ * changes nothing, bit for bit. */
+START_TEST(the_hits_windows_get_their_own_samples) {
+    walk w;
+    walk_make(&w, 0, 72);
+    fb_sample_opts o = short_search(3);
+    fb_hit h;
+    fb_error err;
+    ck_assert(fb_hit_parse("time=0.45,target=Chest,speed=10,mass=0.45", &h, &err) == FB_OK);
+    int answering = 0;
+    for (int k = 0; k < 6; k++) {
+        const double t0 = 0.1 * k, t1 = fmin(0.6, 0.1 * (k + 1) + o.lookahead);
+        answering += t1 >= h.time && t0 <= h.time + FB_HIT_HELD;
+    }
+    ck_assert_int_eq(answering, 3);
+    const int counts[] = {9, 0};
+    for (int c = 0; c < 2; c++) {
+        o.hit_samples = counts[c];
+        const int each = counts[c] > 0 ? counts[c] : o.samples;
+        fb_sample_result r;
+        fb_ref* a = search(&w, &o, &h, 1, &r);
+        ck_assert_int_eq(r.backtracks, 0); /* else the count below would not hold */
+        ck_assert_int_eq(r.hit_windows, answering);
+        ck_assert_int_eq(r.hit_samples, each);
+        ck_assert_int_eq(r.simulations, 2 + (6 - answering) * o.samples + answering * each);
+        fb_ref_destroy(a);
+    }
+    fb_sample_result r9, r0;
+    o.hit_samples = 9;
+    fb_ref* a = search(&w, &o, NULL, 0, &r9);
+    o.hit_samples = 0;
+    fb_ref* b = search(&w, &o, NULL, 0, &r0);
+    ck_assert(r9.hit_windows == 0 && r9.simulations == 2 + 6 * o.samples &&
+              r0.simulations == r9.simulations);
+    const size_t nq = (size_t)w.ch->model->nq * (size_t)a->nframe;
+    ck_assert_msg(memcmp(a->q, b->q, nq * sizeof(double)) == 0,
+                  "without hits the hits' sample count changed the search");
+    fb_ref_destroy(a);
+    fb_ref_destroy(b);
+    walk_free(&w);
+}
+END_TEST
+
 /* The search's candidates go on from their kept sequences' simulations saved before each
  * window (fb_sim_copy); replayed from the start instead (o.replay), every candidate's score
  * must come out the same, bit for bit: the same plan, the same last score and fall, the same
@@ -561,6 +607,11 @@ START_TEST(bad_requests_are_named) {
     ck_assert_ptr_null(
         fb_sim_sample(w.clip, w.ch, &w.g, NULL, 0, &w.so, &o, NULL, NULL, NULL, &err));
     ck_assert_msg(err.code == FB_EINVAL && strstr(err.msg, "upright"), "%s", err.msg);
+    o = fb_default_sample_opts();
+    o.hit_samples = o.keep - 1; /* fewer than the search keeps */
+    ck_assert_ptr_null(
+        fb_sim_sample(w.clip, w.ch, &w.g, NULL, 0, &w.so, &o, NULL, NULL, NULL, &err));
+    ck_assert_msg(err.code == FB_EINVAL && strstr(err.msg, "hit_samples"), "%s", err.msg);
     walk_free(&w);
 }
 END_TEST
@@ -664,6 +715,7 @@ static Suite* sample_suite(void) {
     tcase_add_test(tc, a_hits_return_counts_in_the_score);
     tcase_add_test(tc, a_sunk_root_counts_as_a_fall);
     tcase_add_test(tc, saved_simulations_give_the_replayed_search);
+    tcase_add_test(tc, the_hits_windows_get_their_own_samples);
     tcase_add_test(tc, sampling_keeps_the_free_walk_up);
     tcase_add_test(tc, a_kept_plan_gives_the_searched_reference);
     tcase_add_test(tc, bad_requests_are_named);

@@ -16,7 +16,7 @@ static const char USAGE[] =
     "                            [--rate HZ] [--frames A:B] [--report R.html|R.json]...\n"
     "                            [--format gltf] [--self-collision] [--keep-placement]\n"
     "                            [--sample N [--threads T] [--sample-save F.json]\n"
-    "                             [--sample-hit-scale M] [--sample-pull P]\n"
+    "                             [--sample-hit N] [--sample-hit-scale M] [--sample-pull P]\n"
     "                             [--sample-step RAD] [--sample-root-scale M]\n"
     "                             [--sample-height-scale M] [--sample-upright F]]\n"
     "                            [--sample-load F.json] [--quiet]\n"
@@ -75,6 +75,9 @@ static const char USAGE_SAMPLING[] =
     "                        (m) counts in the search's score from 1.5 to 2.5 s after each\n"
     "                        hit, so that it is back within 2 cm by then (0 to 10; default\n"
     "                        0.02; 0: not counted; docs/CONTROL.md §11)\n"
+    "  --sample-hit N        with hits: N simulations in each window where the search answers\n"
+    "                        a hit (its look-ahead reaches the hit and its start is at most\n"
+    "                        2.5 s after it; default: --sample's N; docs/CONTROL.md §11)\n"
     "  --sample-pull P       each window's step of a joint's offset is drawn about (1 - P)\n"
     "                        times the last one, so the offsets fall back toward the clip\n"
     "                        unless the search keeps them (0 to 0.9; default 0.1; 0: the\n"
@@ -167,7 +170,8 @@ static int take(sim_job* j, int argc, char** argv, int* i) {
                                 "--sample-step",
                                 "--sample-root-scale",
                                 "--sample-height-scale",
-                                "--sample-upright"};
+                                "--sample-upright",
+                                "--sample-hit"};
     const int nwith = (int)(sizeof with_value / sizeof with_value[0]);
     int k = 0;
     while (k < nwith && strcmp(opt, with_value[k]) != 0) {
@@ -255,6 +259,8 @@ static int take(sim_job* j, int argc, char** argv, int* i) {
         return ranged(opt, val, 0.0, 10.0, "a length in m, 0 to 10", &j->sample_height_scale);
     case 18:
         return ranged(opt, val, 0.0, 0.99, "a fraction, 0 to 0.99", &j->sample_upright);
+    case 19:
+        return parse_positive_int(opt, val, &j->sample_hit) ? 1 : -1;
     case 13:
         j->anchor = fb_choice_index(fb_root_anchor_names, FB_NROOT_ANCHOR, val);
         if (j->anchor < 0) {

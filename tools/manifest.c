@@ -58,6 +58,7 @@ typedef enum key_id {
     K_SAMPLE_ROOT_SCALE,
     K_SAMPLE_HEIGHT_SCALE,
     K_SAMPLE_UPRIGHT,
+    K_SAMPLE_HIT,
     NKEY
 } key_id;
 
@@ -95,7 +96,8 @@ static const char* const KEYS[NKEY] = {"clip",
                                        "sample_step",
                                        "sample_root_scale",
                                        "sample_height_scale",
-                                       "sample_upright"};
+                                       "sample_upright",
+                                       "sample_hit"};
 
 /* What a bad line says: "\"key\": message" into msg. Returns false, for `return fail(...)`. */
 static bool fail(char* msg, size_t cap, const char* key, const char* fmt, ...)
@@ -194,6 +196,17 @@ static bool number_value(const cJSON* e, const char* key, double lo, double hi, 
         return fail(msg, cap, key, "expected %s", what);
     }
     *out = e->valuedouble;
+    return true;
+}
+
+/* An integer from lo to hi into *out; `note` follows the range in the message ("" or " (...)"). */
+static bool int_value(const cJSON* e, const char* key, int lo, int hi, const char* note, int* out,
+                      char* msg, size_t cap) {
+    if (!cJSON_IsNumber(e) || !(e->valuedouble >= lo) || !(e->valuedouble <= hi) ||
+        e->valuedouble != floor(e->valuedouble)) {
+        return fail(msg, cap, key, "expected an integer from %d to %d%s", lo, hi, note);
+    }
+    *out = (int)e->valuedouble;
     return true;
 }
 
@@ -382,14 +395,8 @@ static bool scalar_value(key_id k, const cJSON* e, sim_job* job, char* msg, size
     bool ok = true;
     switch (k) {
     case K_SAMPLE:
-        if (!cJSON_IsNumber(e) || !(e->valuedouble >= 0.0) || !(e->valuedouble <= 100000.0) ||
-            e->valuedouble != floor(e->valuedouble)) {
-            return fail(msg, cap, key,
-                        "expected an integer from 0 to 100000 (simulations per "
-                        "window of the search)");
-        }
-        job->sample = (int)e->valuedouble;
-        return true;
+        return int_value(e, key, 0, 100000, " (simulations per window of the search)", &job->sample,
+                         msg, cap);
     case K_SAMPLE_HIT_SCALE:
         return number_value(e, key, 0.0, 10.0, "a length in m, 0 to 10", &job->sample_hit_scale,
                             msg, cap);
@@ -408,13 +415,11 @@ static bool scalar_value(key_id k, const cJSON* e, sim_job* job, char* msg, size
     case K_SAMPLE_UPRIGHT:
         return number_value(e, key, 0.0, 0.99, "a fraction, 0 to 0.99", &job->sample_upright, msg,
                             cap);
+    case K_SAMPLE_HIT:
+        return int_value(e, key, 1, 100000, " (simulations per window answering a hit)",
+                         &job->sample_hit, msg, cap);
     case K_RANDOM_HITS:
-        if (!cJSON_IsNumber(e) || !(e->valuedouble >= 0.0) ||
-            !(e->valuedouble <= FB_SIM_MAX_BALLS) || e->valuedouble != floor(e->valuedouble)) {
-            return fail(msg, cap, key, "expected an integer from 0 to %d", FB_SIM_MAX_BALLS);
-        }
-        job->random_hits = (int)e->valuedouble;
-        return true;
+        return int_value(e, key, 0, FB_SIM_MAX_BALLS, "", &job->random_hits, msg, cap);
     case K_SEED:
         return seed_value(e, &job->seed, msg, cap);
     case K_RATE:

@@ -82,6 +82,7 @@ static fb_sample_opts job_sample_opts(const sim_job* j) {
     o.upright = j->sample_upright >= 0.0 ? j->sample_upright : o.upright;
     o.samples = j->sample;
     o.hit_scale = j->sample_hit_scale >= 0.0 ? j->sample_hit_scale : o.hit_scale;
+    o.hit_samples = j->sample_hit;
     o.seed = j->seed;
     return o;
 }
@@ -101,6 +102,8 @@ bool sim_job_sampling_ok(const sim_job* j, const char** field, char* msg, size_t
         const char* why;
     } need[] = {{j->sample_hit_scale >= 0.0, "sample_hit_scale",
                  "--sample-hit-scale weighs the search of --sample N: give --sample too"},
+                {j->sample_hit > 0, "sample_hit",
+                 "--sample-hit shapes the search of --sample N: give --sample too"},
                 {j->sample_pull >= 0.0, "sample_pull",
                  "--sample-pull shapes the search of --sample N: give --sample too"},
                 {j->sample_step >= 0.0, "sample_step",
@@ -192,6 +195,17 @@ static int job_sample(const sim_job* j, const fb_clip* clip, const fb_character*
      * (keeping all N would carry the same sequences on and draw nothing) */
     o.keep = j->sample >= 4 * o.keep ? o.keep : (j->sample >= 4 ? j->sample / 4 : 1);
     o.threads = j->threads > 0 ? j->threads : 1;
+    if (j->sample_hit > 0 && j->sample_hit < o.keep) {
+        fprintf(log,
+                "%s: --sample-hit %d: expected at least the %d sequences the search keeps (a "
+                "quarter of --sample, at most 10)\n",
+                tag, j->sample_hit, o.keep);
+        return EXIT_USAGE;
+    }
+    if (j->sample_hit > 0 && nhit == 0) {
+        fprintf(log, "%s: note: --sample-hit: no hits, every window searched with --sample's %d\n",
+                tag, j->sample);
+    }
     fb_sample_plan plan = {0};
     o.plan = j->sample_save ? &plan : NULL;
     const double t0 = wall_s();
@@ -211,14 +225,19 @@ static int job_sample(const sim_job* j, const fb_clip* clip, const fb_character*
                  ", each struck body's deviation from %g to %g s after its hit over %g m",
                  FB_HIT_BACK, FB_HIT_HELD, o.hit_scale);
     }
+    char hitwin[96] = "";
+    if (res->hit_windows > 0 && res->hit_samples != o.samples) {
+        snprintf(hitwin, sizeof hitwin, " (%d in the %d that answer a hit)", res->hit_samples,
+                 res->hit_windows);
+    }
     fprintf(log,
-            "%s: sampling: %d windows of %.2f s, %d simulations each, %ld in all (%d time%s "
+            "%s: sampling: %d windows of %.2f s, %d simulations each%s, %ld in all (%d time%s "
             "back), on %d thread%s in %.1f s wall; %d joint axes offset (steps of %g rad, the "
             "joints' pulled back by %g a window, the root's distance from the path scored "
             "over %g m and its drop below the clip's height (up to its standing %.3f m) over "
             "%g m, below %g of that height a fall%s); tracking the clip it %s, tracking the "
             "sampled reference it %s\n",
-            tag, res->windows, o.window, o.samples, res->simulations, res->backtracks,
+            tag, res->windows, o.window, o.samples, hitwin, res->simulations, res->backtracks,
             res->backtracks == 1 ? "" : "s", o.threads, o.threads == 1 ? "" : "s", wall_s() - t0,
             res->dofs, o.sigma_joint, o.pull, o.root_scale, res->stand_height, o.height_scale,
             o.upright, struck, sim_fall_words(res->fall_before, before, sizeof before),

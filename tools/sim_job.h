@@ -40,6 +40,8 @@ typedef struct sim_job {
     const char* sample_load; /* --sample-load F.json: follow the offsets kept in F (no search) */
     double sample_hit_scale; /* --sample-hit-scale M: fb_sample_opts.hit_scale (0: not counted;
                                 < 0: not given, the library's default) */
+    int sample_hit;          /* --sample-hit N: fb_sample_opts.hit_samples (0: not given, the
+                                library's default, --sample's N) */
     double sample_pull;      /* --sample-pull P: fb_sample_opts.pull (< 0: not given, the
                                 library's default) */
     double sample_step;      /* --sample-step RAD: fb_sample_opts.sigma_joint (< 0: not given,

@@ -447,6 +447,8 @@ fb_status sim_report_json(const fb_sim* s, const sim_report_info* info, const ch
         const fb_sample_opts* o = &info->sample_opts;
         cJSON_AddNumberToObject(js, "samples_per_window", o->samples);
         cJSON_AddNumberToObject(js, "hit_scale_m", o->hit_scale);
+        cJSON_AddNumberToObject(js, "hit_samples_per_window", r->hit_samples);
+        cJSON_AddNumberToObject(js, "hit_windows", r->hit_windows);
         cJSON_AddNumberToObject(js, "pull", o->pull);
         cJSON_AddNumberToObject(js, "step_rad", o->sigma_joint);
         cJSON_AddNumberToObject(js, "root_scale_m", o->root_scale);

@@ -170,12 +170,18 @@ static void run_section(html_doc* h, const page* p) {
     const fb_sample_result* r = p->info->sample;
     if (r) {
         const fb_sample_opts* o = &p->info->sample_opts;
-        char before[48], after[48], hits[128] = "";
+        char before[48], after[48], hits[224] = "";
         if (o->hit_scale > 0.0 && p->nhit > 0) {
             snprintf(hits, sizeof hits,
                      ", the struck bodies' return counted from %g to %g s after each hit over "
                      "%g m (--sample-hit-scale)",
                      FB_HIT_BACK, FB_HIT_HELD, o->hit_scale);
+        }
+        if (r->hit_windows > 0 && r->hit_samples != o->samples) {
+            const size_t at = strlen(hits);
+            snprintf(hits + at, sizeof hits - at,
+                     ", %d simulations in the %d windows answering a hit", r->hit_samples,
+                     r->hit_windows);
         }
         html_paragraphf(
             h,

@@ -383,6 +383,11 @@ typedef struct fb_sample_opts {
                              so that the search brings the struck body back by then
                              (default 0.02 since stop 39, docs/CONTROL.md §11; 0 before, and 0
                              does not count it) */
+    int hit_samples;      /* simulations per window in the windows whose scored span (the
+                             window and its look-ahead) reaches from a hit's time to
+                             FB_HIT_HELD after it, where the search answers the hit (0, the
+                             default: `samples`, as every window; since stop 44; twice
+                             `samples` measured in docs/CONTROL.md §11) */
     bool replay;          /* simulate every candidate from the start instead of from its kept
                              sequence's simulation saved before the window (default false: the
                              same result for about (window + lookahead) / (lookahead + duration
@@ -395,6 +400,9 @@ typedef struct fb_sample_result {
     int windows;        /* control points sampled */
     int dofs;           /* joint axes offset */
     long simulations;   /* evaluations run */
+    int hit_windows;    /* windows searched with hit_samples simulations (where the search
+                           answers a hit: fb_sample_opts.hit_samples) */
+    int hit_samples;    /* their simulations each (fb_sample_opts.hit_samples, 0 resolved) */
     int backtracks;     /* times the search went back */
     double fall_before; /* s: when the character tracking the reference fb_ref_grounded makes
                            fell (NAN: it did not) */

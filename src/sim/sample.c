@@ -39,8 +39,7 @@
 #include "sim_internal.h"
 
 #define MAX_DOFS FB_SAMPLE_MAX_DOFS
-#define MAX_THREADS 64
-#define MAX_SAMPLES 100000
+#define MAX_THREADS FB_SAMPLE_MAX_THREADS
 /* Scales of the score's terms: root-relative joint positions (m) and the root's turn (rad) from
  * the clip's (the root's position's is o->root_scale, its drop below the clip's height's
  * o->height_scale); a window's score is the mean over its recorded frames of the squares of
@@ -77,23 +76,6 @@
  * mass path made): the two it reads past a time (SAVE_MARGIN's comment), with room. The frames
  * after are left as an earlier candidate laid them: nothing reads them. */
 #define READ_MARGIN SAVE_MARGIN
-
-fb_sample_opts fb_default_sample_opts(void) {
-    return (fb_sample_opts){.samples = 40,
-                            .keep = 10,
-                            .window = 0.1,
-                            .lookahead = 0.8,
-                            .sigma_joint = 0.02,
-                            .sigma_root = 0.01,
-                            .root_scale = 0.05,
-                            .height_scale = 0.05,
-                            .upright = 0.8,
-                            .pull = 0.1,
-                            .seed = 1,
-                            .threads = 1,
-                            .backtracks = 20,
-                            .hit_scale = 0.02};
-}
 
 typedef struct sampler sampler;
 
@@ -490,59 +472,35 @@ static fb_status run_window(sampler* sp, fb_error* err) {
     return FB_OK;
 }
 
-static fb_status check_opts(const fb_sample_opts* o, fb_error* err) {
-    if (o->samples < 1 || o->samples > MAX_SAMPLES) {
-        return fb_fail(err, FB_EINVAL, "sampling: samples: expected 1..%d, found %d", MAX_SAMPLES,
-                       o->samples);
+/* The simulations of a window in which the search answers a hit (o->hit_samples; 0: as every
+ * window's, o->samples), and the most of any window. */
+static int hit_samples(const fb_sample_opts* o) {
+    return o->hit_samples > 0 ? o->hit_samples : o->samples;
+}
+
+static int most_samples(const fb_sample_opts* o) {
+    return hit_samples(o) > o->samples ? hit_samples(o) : o->samples;
+}
+
+/* Whether window k's scored span, [k window, (k + 1) window + lookahead], meets a hit's
+ * [time, time + FB_HIT_HELD]: from the window whose look-ahead first sees the ball to the last
+ * whose score holds the struck body's return, the windows where the search answers a hit. */
+static bool answers_hit(const sampler* sp, int k) {
+    const fb_sample_opts* o = &sp->o;
+    const double t0 = k * o->window;
+    const double t1 = fmin(sp->duration, (k + 1) * o->window + o->lookahead);
+    bool met = false;
+    for (int h = 0; h < sp->nhit; h++) {
+        met = met || (t1 >= sp->hits[h].time && t0 <= sp->hits[h].time + FB_HIT_HELD);
     }
-    if (o->keep < 1 || o->keep > o->samples) {
-        return fb_fail(err, FB_EINVAL, "sampling: keep: expected 1..samples (%d), found %d",
-                       o->samples, o->keep);
-    }
-    if (!(o->window >= 0.01 && o->window <= 10.0)) {
-        return fb_fail(err, FB_EINVAL, "sampling: window: expected 0.01..10 s, found %g",
-                       o->window);
-    }
-    if (!(o->lookahead >= 0.0 && o->lookahead <= 10.0)) {
-        return fb_fail(err, FB_EINVAL, "sampling: lookahead: expected 0..10 s, found %g",
-                       o->lookahead);
-    }
-    if (!(o->sigma_joint >= 0.0 && o->sigma_joint <= 1.0) ||
-        !(o->sigma_root >= 0.0 && o->sigma_root <= 1.0)) {
-        return fb_fail(err, FB_EINVAL,
-                       "sampling: sigma_joint, sigma_root: expected 0..1, "
-                       "found %g, %g",
-                       o->sigma_joint, o->sigma_root);
-    }
-    if (!(o->root_scale >= 0.001 && o->root_scale <= 10.0)) {
-        return fb_fail(err, FB_EINVAL, "sampling: root_scale: expected 0.001..10 m, found %g",
-                       o->root_scale);
-    }
-    if (!(o->pull >= 0.0 && o->pull < 1.0)) {
-        return fb_fail(err, FB_EINVAL, "sampling: pull: expected 0 to below 1, found %g", o->pull);
-    }
-    if (!(o->height_scale == 0.0 || (o->height_scale >= 0.001 && o->height_scale <= 10.0))) {
-        return fb_fail(err, FB_EINVAL,
-                       "sampling: height_scale: expected 0 (not counted) or 0.001..10 m, found %g",
-                       o->height_scale);
-    }
-    if (!(o->upright >= 0.0 && o->upright < 1.0)) {
-        return fb_fail(err, FB_EINVAL, "sampling: upright: expected 0..1 (below 1), found %g",
-                       o->upright);
-    }
-    if (!(o->hit_scale >= 0.0 && o->hit_scale <= 10.0)) {
-        return fb_fail(err, FB_EINVAL, "sampling: hit_scale: expected 0..10 m, found %g",
-                       o->hit_scale);
-    }
-    if (o->backtracks < 0) {
-        return fb_fail(err, FB_EINVAL, "sampling: backtracks: expected 0 or more, found %d",
-                       o->backtracks);
-    }
-    if (o->threads < 1 || o->threads > MAX_THREADS) {
-        return fb_fail(err, FB_EINVAL, "sampling: threads: expected 1..%d, found %d", MAX_THREADS,
-                       o->threads);
-    }
-    return FB_OK;
+    return met;
+}
+
+/* Window k's simulations: hit_samples where it answers a hit (the hardest windows of a run with
+ * hits: SAMCON's samples a window are a budget, which may be spent where it is needed; twice
+ * there did not measurably help, docs/CONTROL.md §11), o->samples elsewhere. */
+static int window_samples(const sampler* sp, int k) {
+    return answers_hit(sp, k) ? hit_samples(&sp->o) : sp->o.samples;
 }
 
 /* What fb_sim_sample and fb_sample_plan_reference ask of their arguments: all given
@@ -670,7 +628,8 @@ fb_ref* fb_sim_sample(const fb_clip* clip, const fb_character* ch, const fb_gain
                       const fb_hit* hits, int nhit, const fb_sim_opts* opts,
                       const fb_sample_opts* o, void (*progress)(void* user, double fraction),
                       void* user, fb_sample_result* res, fb_error* err) {
-    if (!args_ok(clip && ch && g && o, g, "sampling", err) || check_opts(o, err) != FB_OK) {
+    if (!args_ok(clip && ch && g && o, g, "sampling", err) ||
+        fb_sample_check_opts(o, err) != FB_OK) {
         return NULL;
     }
     const fb_model* m = ch->model;
@@ -708,7 +667,7 @@ fb_ref* fb_sim_sample(const fb_clip* clip, const fb_character* ch, const fb_gain
         sp->nwin = sp->nwin < 1 ? 1 : sp->nwin;
         sp->ps = (size_t)(sp->nwin + 1) * (size_t)sp->nd;
         sp->nthread = o->threads < o->samples ? o->threads : o->samples;
-        const size_t nc = (size_t)o->samples;
+        const size_t nc = (size_t)most_samples(o);
         sp->order = calloc(nc, sizeof(int));
         sp->cand = calloc(nc * sp->ps, sizeof(double));
         sp->cost = calloc(nc, sizeof(double));
@@ -737,12 +696,18 @@ fb_ref* fb_sim_sample(const fb_clip* clip, const fb_character* ch, const fb_gain
     double* ring = NULL;
     int ring_n[BACKTRACK_WINDOWS + 1] = {0};
     double* reach = NULL; /* (nwin + 1): the seconds simulated to reach window k, for progress */
-    fb_sample_result r = {.windows = sp->nwin, .dofs = sp->nd, .stand_height = sp->stand};
+    fb_sample_result r = {.windows = sp->nwin,
+                          .dofs = sp->nd,
+                          .stand_height = sp->stand,
+                          .hit_samples = hit_samples(o)};
+    for (int k = 0; st == FB_OK && k < sp->nwin; k++) {
+        r.hit_windows += answers_hit(sp, k);
+    }
     if (st == FB_OK) {
         par = calloc(set, sizeof(double));
         ring = calloc((size_t)nslot * set, sizeof(double));
         reach = calloc((size_t)sp->nwin + 1, sizeof(double));
-        idx = calloc((size_t)o->samples, sizeof(int));
+        idx = calloc((size_t)most_samples(o), sizeof(int));
         st = par && ring && reach && idx ? FB_OK
                                          : fb_fail(err, FB_ENOMEM, "sampling: out of memory");
     }
@@ -762,10 +727,11 @@ fb_ref* fb_sim_sample(const fb_clip* clip, const fb_character* ch, const fb_gain
             st = save_sims(sp, 0, 1, err);
         }
     }
-    /* progress: how far the search has come, by the seconds its windows simulate */
+    /* progress: how far the search has come, by the seconds its windows' candidates simulate */
     for (int k = 0; st == FB_OK && k < sp->nwin; k++) {
         const double t1 = fmin(sp->duration, (k + 1) * o->window + o->lookahead);
-        reach[k + 1] = reach[k] + t1 - (o->replay ? 0.0 : save_time(sp, k));
+        reach[k + 1] =
+            reach[k] + window_samples(sp, k) * (t1 - (o->replay ? 0.0 : save_time(sp, k)));
     }
     int furthest = 0;
     uint64_t rng = o->seed * 0x9E3779B97F4A7C15ull + 0x2545F4914F6CDD1Dull;
@@ -775,7 +741,7 @@ fb_ref* fb_sim_sample(const fb_clip* clip, const fb_character* ch, const fb_gain
         ring_n[k % nslot] = npar;
         /* candidates: each kept sequence carried on unchanged, then steps about them in
          * turn; the control points after k + 1 hold k + 1's (the look-ahead's offsets) */
-        sp->n = o->samples;
+        sp->n = window_samples(sp, k);
         for (int i = 0; i < sp->n; i++) {
             double* c = sp->cand + (size_t)i * sp->ps;
             memcpy(c, par + (size_t)(i % npar) * sp->ps, sp->ps * sizeof(double));

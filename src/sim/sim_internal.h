@@ -1,6 +1,7 @@
 /* What the simulation's files share (src/sim/sim.c: create, step, record; sim_export.c: the
  * simulated clip written back in the input's skeleton; sim_copy.c: one simulation copied into
- * another; sim_outcome.c: what each hit did): the fb_sim object. Not installed. */
+ * another; sim_outcome.c: what each hit did): the fb_sim object; and the sampling search's
+ * options' check (sample_opts.c, for sample.c). Not installed. */
 #ifndef FB_SIM_INTERNAL_H
 #define FB_SIM_INTERNAL_H
 
@@ -95,5 +96,13 @@ void fb_sim_control_changed(fb_sim* s, int from, int to);
 /* Peak errors, recovery and hold times of every hit, from the recorded frames; marks the
  * simulation finished (src/sim/sim_outcome.c). */
 void fb_sim_finish_hits(fb_sim* s);
+
+/* The sampling search's bounds: simulations a window, threads (sample_opts.c checks them). */
+#define FB_SAMPLE_MAX_SAMPLES 100000
+#define FB_SAMPLE_MAX_THREADS 64
+
+/* FB_OK when the search's options are within their ranges (sample_opts.c), else FB_EINVAL
+ * naming the first that is not. */
+fb_status fb_sample_check_opts(const fb_sample_opts* o, fb_error* err);
 
 #endif

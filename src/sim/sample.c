@@ -489,11 +489,12 @@ static bool answers_hit(const sampler* sp, int k) {
     const fb_sample_opts* o = &sp->o;
     const double t0 = k * o->window;
     const double t1 = fmin(sp->duration, (k + 1) * o->window + o->lookahead);
-    bool met = false;
     for (int h = 0; h < sp->nhit; h++) {
-        met = met || (t1 >= sp->hits[h].time && t0 <= sp->hits[h].time + FB_HIT_HELD);
+        if (t1 >= sp->hits[h].time && t0 <= sp->hits[h].time + FB_HIT_HELD) {
+            return true;
+        }
     }
-    return met;
+    return false;
 }
 
 /* Window k's simulations: hit_samples where it answers a hit (the hardest windows of a run with

@@ -477,6 +477,12 @@ START_TEST(simulate_sample_searches_or_explains) {
                   "standing at %g m on the line, %g m in the report", line_h, report_h);
     ck_assert_msg(!strstr(buf, "struck body"), "%s", buf);
     free(json);
+    /* one window, one simulation: the line says so in the singular */
+    snprintf(cmd, sizeof cmd,
+             "simulate '%s' -o '%s/one.bvh' --root free --frames 0:12 --sample 1 --quiet", clip,
+             dir);
+    ck_assert_int_eq(run(cmd, buf, sizeof buf), 0);
+    ck_assert_msg(strstr(buf, "sampling: 1 window of 0.10 s, 1 simulation each, "), "%s", buf);
     /* the offsets kept and followed again without a search: the same clip, bit for bit */
     sample_run(clip, dir, "b.bvh", "--sample 3 --threads 2 --sample-save", 0,
                "plan.json (the search's offsets");

@@ -231,13 +231,14 @@ static int job_sample(const sim_job* j, const fb_clip* clip, const fb_character*
                  res->hit_windows);
     }
     fprintf(log,
-            "%s: sampling: %d windows of %.2f s, %d simulations each%s, %ld in all (%d time%s "
+            "%s: sampling: %d window%s of %.2f s, %d simulation%s each%s, %ld in all (%d time%s "
             "back), on %d thread%s in %.1f s wall; %d joint axes offset (steps of %g rad, the "
             "joints' pulled back by %g a window, the root's distance from the path scored "
             "over %g m and its drop below the clip's height (up to its standing %.3f m) over "
             "%g m, below %g of that height a fall%s); tracking the clip it %s, tracking the "
             "sampled reference it %s\n",
-            tag, res->windows, o.window, o.samples, hitwin, res->simulations, res->backtracks,
+            tag, res->windows, res->windows == 1 ? "" : "s", o.window, o.samples,
+            o.samples == 1 ? "" : "s", hitwin, res->simulations, res->backtracks,
             res->backtracks == 1 ? "" : "s", o.threads, o.threads == 1 ? "" : "s", wall_s() - t0,
             res->dofs, o.sigma_joint, o.pull, o.root_scale, res->stand_height, o.height_scale,
             o.upright, struck, sim_fall_words(res->fall_before, before, sizeof before),

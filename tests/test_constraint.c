@@ -1037,6 +1037,70 @@ static void js_rows(fb_csys* const* cs, int n, const fb_model* ma, scene_rng* r)
     }
 }
 
+/* The first solve of a warm-start test: the scene's random rows laid in its first system, cw, and
+ * solved from nothing (no warm sets yet). r is left past the rows, for the targets' moves; the
+ * options, returned, are those of every later solve. */
+static fb_pgs_opts js_first_solve(js_case* jc, fb_csys* cw, scene_rng* r) {
+    fb_error err;
+    *r = jc->r;
+    js_rows(jc->c, 1, jc->ma, r);
+    fb_pgs_opts o = fb_default_pgs_opts();
+    o.warm = false;
+    ck_assert_int_eq(fb_csys_build(cw, &err), FB_OK);
+    fb_csys_solve(cw, &o);
+    return o;
+}
+
+/* How far multipliers lambda (of a system with cf's rows) miss the LCP conditions, with cf's
+ * full K (FB_K_FACTOR, built independently of the solve): the worst row's w on the wrong side of
+ * its bound, or off zero between its bounds, relative to the problem's scale (*wscale, its
+ * largest right-hand side); every multiplier must lie within its bounds (a friction row's from
+ * its normal's multiplier). Counts the dof rows at a bound and the contacts pressing, when
+ * asked. */
+static double lcp_conditions(const fb_csys* cf, const double* lambda, uint64_t seed, double* wscale,
+                             int* clamped, int* contacts_on) {
+    const int nr = cf->nrow;
+    double worst = 0.0;
+    *wscale = 1.0;
+    for (int k = 0; k < nr; k++) {
+        *wscale = fmax(*wscale, fabs(cf->a0[k] - cf->row[k].target));
+    }
+    for (int k = 0; k < nr; k++) {
+        double w = cf->a0[k] - cf->row[k].target;
+        for (int c = 0; c < nr; c++) {
+            w += cf->K[k * nr + c] * lambda[c];
+        }
+        const fb_row* row = &cf->row[k];
+        double lo = row->lo, hi = row->hi;
+        if (row->friction_of >= 0) {
+            hi = row->mu * fmax(0.0, lambda[row->friction_of]);
+            lo = -hi;
+        }
+        const double l = lambda[k];
+        const double tol = 1e-9 * (1.0 + fabs(l) + (isfinite(hi) ? fabs(hi) : 0.0));
+        ck_assert_msg(l >= lo - tol && l <= hi + tol, "seed %llu row %d: %g outside [%g, %g]",
+                      (unsigned long long)seed, k, l, lo, hi);
+        double v;
+        if (lo >= hi - tol) {
+            v = 0.0;
+        } else if (l <= lo + tol) {
+            v = fmax(0.0, -w);
+        } else if (l >= hi - tol) {
+            v = fmax(0.0, w);
+        } else {
+            v = fabs(w);
+        }
+        worst = fmax(worst, v / *wscale);
+        if (clamped) {
+            *clamped += row->type == FB_ROW_DOF && (l <= lo + tol || l >= hi - tol);
+        }
+        if (contacts_on) {
+            *contacts_on += row->type == FB_ROW_POINT && row->friction_of < 0 && l > tol;
+        }
+    }
+    return worst;
+}
+
 /* The joint-space solve: the humanoid (57 dofs, floating root; in half the cases with implicit
  * joint damping) with a dof row on every dof (the root's unbounded, the joints' within random
  * torque limits, random targets, some of them the tight limits of a saturated feedforward),
@@ -1068,39 +1132,8 @@ START_TEST(joint_space_solve_meets_the_lcp_conditions) {
         most_pivots = cj->iterations > most_pivots ? cj->iterations : most_pivots;
         /* the LCP conditions with the full K */
         const int nr = cf->nrow;
-        double worst = 0.0, wscale = 1.0;
-        for (int k = 0; k < nr; k++) {
-            wscale = fmax(wscale, fabs(cf->a0[k] - cf->row[k].target));
-        }
-        for (int k = 0; k < nr; k++) {
-            double w = cf->a0[k] - cf->row[k].target;
-            for (int c = 0; c < nr; c++) {
-                w += cf->K[k * nr + c] * cj->lambda[c];
-            }
-            const fb_row* row = &cf->row[k];
-            double lo = row->lo, hi = row->hi;
-            if (row->friction_of >= 0) {
-                hi = row->mu * fmax(0.0, cj->lambda[row->friction_of]);
-                lo = -hi;
-            }
-            const double l = cj->lambda[k];
-            const double tol = 1e-9 * (1.0 + fabs(l) + (isfinite(hi) ? fabs(hi) : 0.0));
-            ck_assert_msg(l >= lo - tol && l <= hi + tol, "seed %llu row %d: %g outside [%g, %g]",
-                          (unsigned long long)seed, k, l, lo, hi);
-            double v;
-            if (lo >= hi - tol) {
-                v = 0.0;
-            } else if (l <= lo + tol) {
-                v = fmax(0.0, -w);
-            } else if (l >= hi - tol) {
-                v = fmax(0.0, w);
-            } else {
-                v = fabs(w);
-            }
-            worst = fmax(worst, v / wscale);
-            clamped += row->type == FB_ROW_DOF && k >= 0 && (l <= lo + tol || l >= hi - tol);
-            contacts_on += row->type == FB_ROW_POINT && row->friction_of < 0 && l > tol;
-        }
+        double wscale = 1.0;
+        const double worst = lcp_conditions(cf, cj->lambda, seed, &wscale, &clamped, &contacts_on);
         /* exact: where sliding friction makes the pivoting cycle (the matrix with friction
          * tied to its normal is not symmetric; such a system may have no solution at all, as
          * in Painleve's paradox), staggered rounds with friction bounded by numbers find the
@@ -1175,12 +1208,8 @@ START_TEST(joint_space_warm_start_finds_the_cold_solution) {
         js_case jc;
         js_case_make(&jc, seed, FB_K_JOINT_SPACE, FB_K_JOINT_SPACE);
         fb_csys *cw = jc.c[0], *cc = jc.c[1];
-        scene_rng r = jc.r;
-        js_rows(jc.c, 1, jc.ma, &r);
-        fb_pgs_opts o = fb_default_pgs_opts();
-        o.warm = false;
-        ck_assert_int_eq(fb_csys_build(cw, &err), FB_OK);
-        fb_csys_solve(cw, &o);
+        scene_rng r;
+        fb_pgs_opts o = js_first_solve(&jc, cw, &r);
         const int nr = cw->nrow, first_pivots = cw->iterations;
         double l1[128];
         fb_row rows[128];
@@ -1225,6 +1254,71 @@ START_TEST(joint_space_warm_start_finds_the_cold_solution) {
            repeat_warm, worst_repeat, moved_warm, cases, moved_cold, worst_moved);
     ck_assert_int_ge(repeat_warm, 30);
     ck_assert_int_ge(moved_warm, 10);
+}
+END_TEST
+
+/* A warm start that misses (joint_space_warm.c, fb_js_repair): the scenes above solved, then
+ * every target moved by up to 20 % (a contact made or broken, a joint at its limit freed), so
+ * the last solve's sets no longer hold; the rows and dofs they break are driven again, not every
+ * row. Where that answers (fewer pivots than a fresh system's cold solve of the same problem),
+ * the answer meets the LCP conditions with the full K built independently (FB_K_FACTOR), exactly
+ * as the cold one does. Red without the repair: every miss then pivots from the start, as many
+ * pivots as the cold solve. */
+START_TEST(joint_space_repair_of_a_missed_warm_start_meets_the_lcp_conditions) {
+    int repaired = 0, missed = 0, far = 0, repaired_pivots = 0, cold_pivots = 0;
+    double worst_repaired = 0.0;
+    for (uint64_t seed = 1; seed <= 40; seed++) {
+        fb_error err;
+        js_case jc;
+        js_case_make(&jc, seed, FB_K_JOINT_SPACE, FB_K_FACTOR);
+        fb_csys *cw = jc.c[0], *cf = jc.c[1];
+        const fb_model* ms[2] = {jc.ma, jc.mb};
+        fb_data* ds[2] = {jc.da, jc.db};
+        fb_csys* cc = fb_csys_create(2, ms, ds, 128, NULL, &err);
+        ck_assert_msg(cc != NULL, "%s", err.msg);
+        fb_csys_set_k_method(cc, FB_K_JOINT_SPACE);
+        scene_rng r;
+        fb_pgs_opts o = js_first_solve(&jc, cw, &r);
+        const int nr = cw->nrow;
+        fb_row rows[128];
+        memcpy(rows, cw->row, (size_t)nr * sizeof(fb_row));
+        fb_csys_clear(cw);
+        fb_csys* all[3] = {cw, cc, cf};
+        for (int k = 0; k < nr; k++) {
+            fb_row row = rows[k];
+            row.target *= 1.0 + scene_rng_uniform(&r, -0.2, 0.2);
+            for (int i = 0; i < 3; i++) {
+                ck_assert_int_eq(fb_csys_add_row(all[i], &row, &err), FB_OK);
+            }
+        }
+        for (int i = 0; i < 3; i++) {
+            ck_assert_int_eq(fb_csys_build(all[i], &err), FB_OK);
+        }
+        fb_csys_solve(cw, &o);
+        fb_csys_solve(cc, &o);
+        if (cw->iterations > 0 && cc->iterations > 0) { /* both pivoted: the warm sets missed */
+            missed++;
+            if (cw->iterations < cc->iterations) {
+                repaired++;
+                repaired_pivots += cw->iterations;
+                cold_pivots += cc->iterations;
+                double wscale;
+                const double worst = lcp_conditions(cf, cw->lambda, seed, &wscale, NULL, NULL);
+                worst_repaired = fmax(worst_repaired, worst);
+                ck_assert_msg(worst < 1e-9, "seed %llu: repaired answer %g off its conditions",
+                              (unsigned long long)seed, worst);
+                far += ck_rel_diff(cw->lambda, cc->lambda, nr, 1.0) > 1e-6;
+            }
+        }
+        fb_csys_destroy(cc);
+        js_case_free(&jc);
+    }
+    printf("joint-space warm start moved 20 %%: %d of 40 missed, %d of them driven again from "
+           "the rows they broke (%d pivots against %d from the start), %.2e of the scale off "
+           "the LCP conditions at worst; %d of those a different solution than the cold one\n",
+           missed, repaired, repaired_pivots, cold_pivots, worst_repaired, far);
+    ck_assert_int_ge(repaired, 10);
+    ck_assert_int_lt(repaired_pivots, cold_pivots);
 }
 END_TEST
 
@@ -1598,6 +1692,7 @@ static Suite* constraint_suite(void) {
     tcase_add_test(tc, k_by_contacts_gives_each_row_the_bits_of_its_own_pass);
     tcase_add_test(tc, joint_space_solve_meets_the_lcp_conditions);
     tcase_add_test(tc, joint_space_warm_start_finds_the_cold_solution);
+    tcase_add_test(tc, joint_space_repair_of_a_missed_warm_start_meets_the_lcp_conditions);
     tcase_add_test(tc, pgs_reaches_lemke_on_random_lcps);
     tcase_add_test(tc, mixed_and_friction_rows_meet_their_conditions);
     tcase_add_test(tc, block_rows_meet_the_box_lcp_conditions);

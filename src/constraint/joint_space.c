@@ -883,13 +883,17 @@ bool fb_js_finish(js_ctx* x, double accept) {
  * that every normal force is there when its friction is driven. */
 bool fb_js_pivot(js_ctx* x) {
     x->c_dirty = true;
-    if (!js_dofs(x)) {
-        return false;
-    }
+    return js_dofs(x) && fb_js_drive_unseen(x);
+}
+
+/* Drives each unseen other row in turn from zero: those without friction first, then the
+ * friction rows. A row is unseen until it is driven (no event of another row's drive touches
+ * it), so from js_dofs this drives every row once. */
+bool fb_js_drive_unseen(js_ctx* x) {
     for (int pass = 0; pass < 2; pass++) {
         for (int i = 0; i < x->no; i++) {
             const bool friction = x->cs->row[x->s->oidx[i]].friction_of >= 0;
-            if (friction == (pass == 1) && x->s->ostate[i] != ROW_OUT && !js_drive(x, i)) {
+            if (friction == (pass == 1) && x->s->ostate[i] == ROW_UNSEEN && !js_drive(x, i)) {
                 return false;
             }
         }
@@ -925,7 +929,9 @@ bool fb_js_solve(fb_csys* cs, const lcp_rhs* q, int a, bool ties) {
     }
     struct js_sets* prev = &s->prev[q->t != NULL];
     if (ties && prev->ok) {
-        if (fb_js_warm(&x, prev) && fb_js_finish(&x, JS_WARM_ACCEPT)) {
+        if (fb_js_warm(&x, prev) &&
+            (fb_js_finish(&x, JS_WARM_ACCEPT) ||
+             (fb_js_repair(&x) && fb_js_drive_unseen(&x) && fb_js_finish(&x, JS_ACCEPT)))) {
             fb_js_keep(&x, prev);
             return true;
         }

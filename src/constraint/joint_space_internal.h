@@ -4,6 +4,7 @@
 #ifndef FB_CONSTRAINT_JOINT_SPACE_INTERNAL_H
 #define FB_CONSTRAINT_JOINT_SPACE_INTERNAL_H
 
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -134,6 +135,32 @@ static inline bool js_dof_wrong(const js_ctx* x, int c) {
     return (st == DOF_LO && s->z[c] < -x->tol_w) || (st == DOF_HI && s->z[c] > x->tol_w);
 }
 
+/* Whether other row i's multiplier or w breaks its set's conditions, to the pivoting's
+ * tolerances: a free row's multiplier past a bound (js_bounds; a tied friction row's, mu times
+ * its normal's), a row at a bound whose w would take it past. */
+static inline bool js_row_wrong(js_ctx* x, int i) {
+    const js_scratch* s = x->s;
+    const double l = *js_lambda(x, i), w = s->w[i];
+    switch (s->ostate[i]) {
+    case ROW_FREE: {
+        if (js_tied_friction(s, i)) {
+            return fabs(l) > s->mu[i] * fmax(0.0, *js_lambda(x, s->nidx[i])) + x->tol_l;
+        }
+        double lo, hi;
+        js_bounds(x, i, &lo, &hi);
+        return l < lo - x->tol_l || l > hi + x->tol_l;
+    }
+    case ROW_LO:
+    case ROW_TLO:
+        return w < -x->tol_w;
+    case ROW_HI:
+    case ROW_THI:
+        return w > x->tol_w;
+    default:
+        return false;
+    }
+}
+
 /* The acceptance of an answer made from given sets without pivoting (the warm start's, and a
  * staggered round's tried as the tied problem's): its residual to this fraction of the
  * problem's scale, every multiplier within its bounds; the sets must be the solution's to
@@ -152,6 +179,10 @@ void fb_js_set_ties(js_ctx* x, bool ties);
  * up. */
 bool fb_js_pivot(js_ctx* x);
 
+/* Drives each unseen other row in turn from zero, the friction rows last (joint_space.c);
+ * false when the pivoting gives up. */
+bool fb_js_drive_unseen(js_ctx* x);
+
 /* The dof rows' multipliers, the joint accelerations and the residual from the sets; whether
  * the solution meets its conditions to `accept` of the problem's scale and its bounds
  * (joint_space.c). */
@@ -166,6 +197,13 @@ bool fb_js_staggered(js_ctx* x, struct js_sets* prev);
  * (prev), row by row by id, the rows new since at their lower bound, and everything that
  * follows from them; false when there is nothing to start from or a factor fails. */
 bool fb_js_warm(js_ctx* x, const struct js_sets* prev);
+
+/* After a warm start whose sets are not the solution's: the rows whose multiplier or w breaks
+ * its set's conditions back to unseen at zero (with the friction rows tied to them) and the
+ * dofs that break theirs moved as js_dofs moves them, until every seen row and every dof meets
+ * its conditions (joint_space_warm.c); the unseen rows are then driven as from the start.
+ * False when that takes more than a few rounds or a factor fails. */
+bool fb_js_repair(js_ctx* x);
 
 /* Back to the sets js_setup left, for the pivoting from the start. */
 void fb_js_cold(js_ctx* x);

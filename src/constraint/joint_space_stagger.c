@@ -14,8 +14,7 @@
  * friction bounds: every free dof within its torque limits and every clamped one pushing the
  * right way, every free row within its bounds and every row at a bound pushing the right way,
  * to the pivoting's own tolerances. */
-static bool js_box_holds(const js_ctx* x) {
-    const js_scratch* s = x->s;
+static bool js_box_holds(js_ctx* x) {
     for (int k = 0; k < x->n; k++) {
         if (js_dof_past(x, k)) {
             return false;
@@ -27,12 +26,7 @@ static bool js_box_holds(const js_ctx* x) {
         }
     }
     for (int i = 0; i < x->no; i++) {
-        const int st = s->ostate[i];
-        double lo, hi;
-        js_bounds(x, i, &lo, &hi);
-        const double l = x->cs->lambda[s->oidx[i]], w = s->w[i];
-        if ((st == ROW_FREE && (l < lo - x->tol_l || l > hi + x->tol_l)) ||
-            (st == ROW_LO && w < -x->tol_w) || (st == ROW_HI && w > x->tol_w)) {
+        if (js_row_wrong(x, i)) {
             return false;
         }
     }
@@ -47,7 +41,8 @@ static bool js_box_holds(const js_ctx* x) {
  * Each round solves with every friction row bounded by a number (the first round's from its
  * normal as it is when driven, later rounds' moved JS_STAGGER_RELAX of the way to mu times the
  * last round's normal force), a symmetric problem whose pivoting does not cycle; a round first
- * tries the last round's sets, and pivots only when they no longer hold. Each new round's sets
+ * tries the last round's sets, then drives again only the rows they no longer hold
+ * (fb_js_repair), and pivots from the start when that fails. Each new round's sets
  * are then tried as the tied problem's (a friction row at a bound tied to its normal),
  * evaluated without pivoting and accepted as a warm start is, to rounding: the answer is an
  * exact solution of the tied problem or none (the caller sweeps). */
@@ -57,18 +52,23 @@ bool fb_js_staggered(js_ctx* x, struct js_sets* prev) {
     int pivots = 0;
     x->fbound = NULL;
     for (int round = 0; round < JS_STAGGER_ROUNDS; round++) {
-        bool same = false; /* the last round's sets hold in this one */
+        bool same = false;   /* the last round's sets hold in this one */
+        bool solved = false; /* this round solved without pivoting from the start */
         if (round > 0) {
             fb_js_set_ties(x, false);
             fb_js_cold(x);
             x->fbound = s->fbnd;
             x->rows_idle = false;
-            same = fb_js_warm(x, &s->stag) && js_box_holds(x);
-            if (!same) {
+            const bool warm = fb_js_warm(x, &s->stag);
+            same = warm && js_box_holds(x);
+            /* else the rows and dofs the new bounds put wrong are driven again: with numbers
+             * for bounds the problem is symmetric and positive definite, its solution one */
+            solved = same || (warm && fb_js_repair(x) && fb_js_drive_unseen(x));
+            if (!solved) {
                 fb_js_cold(x);
             }
         }
-        if (!same && !fb_js_pivot(x)) {
+        if (!solved && !fb_js_pivot(x)) {
             return false;
         }
         pivots += x->pivots;

@@ -75,6 +75,61 @@ bool fb_js_warm(js_ctx* x, const struct js_sets* prev) {
     return fb_js_update(x);
 }
 
+/* Rounds of fb_js_repair before the solve pivots from the start instead. */
+#define JS_REPAIR_ROUNDS 8
+
+/* See joint_space_internal.h. The pivoting's invariant is that every row and dof but the one
+ * driven meets its conditions and every unseen row is at zero: from a warm start that missed,
+ * the rows that break theirs are taken out (to be driven again) rather than every row, so a
+ * step where one foot's contact changed drives that foot's rows, not both feet's. */
+bool fb_js_repair(js_ctx* x) {
+    js_scratch* s = x->s;
+    for (int i = 0; i < x->no; i++) {
+        if (s->ostate[i] != ROW_OUT) {
+            js_bounds(x, i, &s->olo[i], &s->ohi[i]);
+        }
+    }
+    for (int round = 0; round < JS_REPAIR_ROUNDS; round++) {
+        int bad = 0;
+        for (int i = 0; i < x->no; i++) {
+            if (js_row_wrong(x, i)) {
+                s->ostate[i] = ROW_UNSEEN;
+                bad++;
+            }
+        }
+        for (int i = 0; i < x->no; i++) {
+            const bool orphan = js_tied_friction(s, i) && s->ostate[s->nidx[i]] == ROW_UNSEEN;
+            if (s->ostate[i] == ROW_UNSEEN || orphan) {
+                s->ostate[i] = ROW_UNSEEN;
+                *js_lambda(x, i) = 0.0;
+            }
+        }
+        for (int k = 0; k < x->n; k++) {
+            if (js_dof_past(x, k)) {
+                s->dstate[k] = s->tau[k] < s->lo[k] ? DOF_LO : DOF_HI;
+                s->tau[k] = s->dstate[k] == DOF_LO ? s->lo[k] : s->hi[k];
+                x->c_dirty = true;
+                bad++;
+            }
+        }
+        for (int c = 0; c < x->nc; c++) {
+            if (js_dof_wrong(x, c)) {
+                s->dstate[s->cidx[c]] = DOF_FREE;
+                x->c_dirty = true;
+                bad++;
+            }
+        }
+        if (bad == 0) {
+            return true;
+        }
+        x->pivots++;
+        if (!fb_js_update(x)) {
+            return false;
+        }
+    }
+    return false;
+}
+
 /* Back to the sets js_setup left (every dof with a row free, every other row unseen at zero),
  * for the pivoting from the start after a warm start that did not hold. */
 void fb_js_cold(js_ctx* x) {

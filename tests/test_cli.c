@@ -483,6 +483,13 @@ START_TEST(simulate_sample_searches_or_explains) {
              dir);
     ck_assert_int_eq(run(cmd, buf, sizeof buf), 0);
     ck_assert_msg(strstr(buf, "sampling: 1 window of 0.10 s, 1 simulation each, "), "%s", buf);
+    /* and one window answering a hit, with more simulations there: "the one that answers" */
+    snprintf(cmd, sizeof cmd,
+             "simulate '%s' -o '%s/one.bvh' --root free --frames 0:12 --sample 1 --sample-hit 2 "
+             "--hit time=0.09,target=Chest,distance=0.5 --quiet",
+             clip, dir);
+    ck_assert_int_eq(run(cmd, buf, sizeof buf), 0);
+    ck_assert_msg(strstr(buf, "1 simulation each (2 in the one that answers a hit), "), "%s", buf);
     /* the offsets kept and followed again without a search: the same clip, bit for bit */
     sample_run(clip, dir, "b.bvh", "--sample 3 --threads 2 --sample-save", 0,
                "plan.json (the search's offsets");

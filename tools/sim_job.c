@@ -226,11 +226,14 @@ static int job_sample(const sim_job* j, const fb_clip* clip, const fb_character*
                  FB_HIT_BACK, FB_HIT_HELD, o.hit_scale);
     }
     char hitwin[96] = "";
-    if (res->hit_windows == 1 && res->hit_samples != o.samples) {
-        snprintf(hitwin, sizeof hitwin, " (%d in the one that answers a hit)", res->hit_samples);
-    } else if (res->hit_windows > 1 && res->hit_samples != o.samples) {
-        snprintf(hitwin, sizeof hitwin, " (%d in the %d that answer a hit)", res->hit_samples,
-                 res->hit_windows);
+    if (res->hit_windows > 0 && res->hit_samples != o.samples) {
+        if (res->hit_windows == 1) {
+            snprintf(hitwin, sizeof hitwin, " (%d in the one that answers a hit)",
+                     res->hit_samples);
+        } else {
+            snprintf(hitwin, sizeof hitwin, " (%d in the %d that answer a hit)", res->hit_samples,
+                     res->hit_windows);
+        }
     }
     fprintf(log,
             "%s: sampling: %d window%s of %.2f s, %d simulation%s each%s, %ld in all (%d time%s "

@@ -929,9 +929,8 @@ bool fb_js_solve(fb_csys* cs, const lcp_rhs* q, int a, bool ties) {
     }
     struct js_sets* prev = &s->prev[q->t != NULL];
     if (ties && prev->ok) {
-        if (fb_js_warm(&x, prev) &&
-            (fb_js_finish(&x, JS_WARM_ACCEPT) ||
-             (fb_js_repair(&x) && fb_js_drive_unseen(&x) && fb_js_finish(&x, JS_ACCEPT)))) {
+        if (fb_js_warm(&x, prev) && (fb_js_finish(&x, JS_WARM_ACCEPT) ||
+                                     (fb_js_repair(&x) && fb_js_finish(&x, JS_ACCEPT)))) {
             fb_js_keep(&x, prev);
             return true;
         }

@@ -201,8 +201,9 @@ bool fb_js_warm(js_ctx* x, const struct js_sets* prev);
 /* After a warm start whose sets are not the solution's: the rows whose multiplier or w breaks
  * its set's conditions back to unseen at zero (with the friction rows tied to them) and the
  * dofs that break theirs moved as js_dofs moves them, until every seen row and every dof meets
- * its conditions (joint_space_warm.c); the unseen rows are then driven as from the start.
- * False when that takes more than a few rounds or a factor fails. */
+ * its conditions (joint_space_warm.c); then the unseen rows driven as from the start
+ * (fb_js_drive_unseen). False when that takes more than a few rounds, a factor fails or a
+ * drive gives up. */
 bool fb_js_repair(js_ctx* x);
 
 /* Back to the sets js_setup left, for the pivoting from the start. */

@@ -63,7 +63,7 @@ bool fb_js_staggered(js_ctx* x, struct js_sets* prev) {
             same = warm && js_box_holds(x);
             /* else the rows and dofs the new bounds put wrong are driven again: with numbers
              * for bounds the problem is symmetric and positive definite, its solution one */
-            solved = same || (warm && fb_js_repair(x) && fb_js_drive_unseen(x));
+            solved = same || (warm && fb_js_repair(x));
             if (!solved) {
                 fb_js_cold(x);
             }

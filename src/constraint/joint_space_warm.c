@@ -81,7 +81,9 @@ bool fb_js_warm(js_ctx* x, const struct js_sets* prev) {
 /* See joint_space_internal.h. The pivoting's invariant is that every row and dof but the one
  * driven meets its conditions and every unseen row is at zero: from a warm start that missed,
  * the rows that break theirs are taken out (to be driven again) rather than every row, so a
- * step where one foot's contact changed drives that foot's rows, not both feet's. */
+ * step where one foot's contact changed drives that foot's rows, not both feet's. The rows'
+ * bounds are set for all, as a drive sets its own: the rows kept from the warm sets were not
+ * driven in this solve, and the ratio test reads them. */
 bool fb_js_repair(js_ctx* x) {
     js_scratch* s = x->s;
     for (int i = 0; i < x->no; i++) {
@@ -120,7 +122,7 @@ bool fb_js_repair(js_ctx* x) {
             }
         }
         if (bad == 0) {
-            return true;
+            return fb_js_drive_unseen(x);
         }
         x->pivots++;
         if (!fb_js_update(x)) {

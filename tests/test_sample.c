@@ -131,9 +131,9 @@ static double standing(const walk* w) {
  * recorded poses and the clip's reference (the ground is y = 0). *capped (when not NULL): the
  * frames scored whose drop the standing height made smaller. */
 static double recorded_score(fb_sim* s, double t0, const fb_sample_opts* o, const walk* w,
-                             double* hit_part, int* capped) {
+                             double* hit_part, int* hit_over, int* capped) {
     const double stand = standing(w);
-    int n = 0, used = 0, ncap = 0;
+    int n = 0, used = 0, ncap = 0, nover = 0;
     const fb_sim_frame* fr = fb_sim_frames(s, &n);
     const fb_ref* clip = w->ref;
     const int nq = w->ch->model->nq;
@@ -163,16 +163,24 @@ static double recorded_score(fb_sim* s, double t0, const fb_sample_opts* o, cons
         }
         for (int k = 0; k < fb_sim_nball(s) && o->hit_scale > 0.0; k++) {
             const double dt = fr[i].time - fb_sim_hits(s)[k].hit.time;
-            if (dt >= 1.5 && dt <= 2.5) {
-                const double e = pow(fb_sim_frame_hit_err_root(s, i)[k] / o->hit_scale, 2);
-                score += e;
-                part += e;
-            }
+            /* from 1.5 s the square over the scale, and from 1.3 s 1000 times that of the
+             * excess over 90 % of the hold's tolerance (2 cm by default) */
+            const double d = fb_sim_frame_hit_err_root(s, i)[k], line = 0.9 * w->so.recover_tol;
+            const double e = dt >= 1.5 && dt <= 2.5 ? pow(d / o->hit_scale, 2) : 0.0;
+            const double l = dt >= 1.3 && dt <= 2.5 && d > line
+                                 ? 1000.0 * pow((d - line) / o->hit_scale, 2)
+                                 : 0.0;
+            score += e + l;
+            part += e + l;
+            nover += l > 0.0;
         }
         used++;
     }
     if (hit_part) {
         *hit_part = part / used;
+    }
+    if (hit_over) {
+        *hit_over = nover;
     }
     if (capped) {
         *capped = ncap;
@@ -238,7 +246,8 @@ START_TEST(sampling_is_deterministic_and_returns_what_it_scored) {
     ck_assert_msg(same_time(fall_time(s), r1.fall_after), "fell at %g, the search said %g",
                   fall_time(s), r1.fall_after);
     int capped = 0;
-    const double score = recorded_score(s, (r1.windows - 1) * o.window, &o, &w, NULL, &capped);
+    const double score =
+        recorded_score(s, (r1.windows - 1) * o.window, &o, &w, NULL, NULL, &capped);
     ck_assert_msg(fabs(score - r1.cost) <= 1e-9 * r1.cost,
                   "the run scores %.12g, the search "
                   "said %.12g",
@@ -266,9 +275,12 @@ END_TEST
  * (not counted there: before stop 39 it was, from the hit to 2 s after, and a library counting
  * it so fails the read back), the simulation tracking the search's answer scores, by the
  * recorded metrics and root-relative hit deviations, what the search said, the hits' part of it
- * more than a rounding; with hit_scale 0 the search finds another plan. The root's and the
- * drop's scales are not the defaults here (o.root_scale 12 cm, o.height_scale 3 cm), so the
- * score read back checks them too. */
+ * more than a rounding (since stop 47 with the line: from 1.3 s after the hit the excess over
+ * 90 % of the hold's tolerance counts again, 1000 times; the tolerance is 5 mm here so that
+ * some frames scored are over it, and a library without the line fails the read back); with
+ * hit_scale 0 the search finds another plan. The root's and the drop's scales are not the
+ * defaults here (o.root_scale 12 cm, o.height_scale 3 cm), so the score read back checks them
+ * too. */
 START_TEST(a_hits_return_counts_in_the_score) {
     walk w;
     walk_make(&w, 0, 216);
@@ -278,6 +290,7 @@ START_TEST(a_hits_return_counts_in_the_score) {
      * back 9 times, each search three times the simulations; the default 0.8 goes back once */
     o.lookahead = 0.8;
     o.hit_scale = 0.005;
+    w.so.recover_tol = 0.005; /* the hit term's line at 4.5 mm: some frames scored go beyond */
     o.root_scale = 0.12;
     o.height_scale = 0.03;
     fb_hit h[2];
@@ -290,12 +303,17 @@ START_TEST(a_hits_return_counts_in_the_score) {
     fb_sim* s = run_walk_hit(&w, a, h, 2);
     ck_assert(fb_sim_hits(s)[0].touched && fb_sim_hits(s)[1].touched);
     double part = 0.0;
-    const double score = recorded_score(s, (r.windows - 1) * o.window, &o, &w, &part, NULL);
-    printf("hit's return in the score: %.6g of %.6g (the search said %.6g)\n", part, score, r.cost);
+    int over = 0;
+    const double score = recorded_score(s, (r.windows - 1) * o.window, &o, &w, &part, &over, NULL);
+    printf("hit's return in the score: %.6g of %.6g (the search said %.6g), %d frames over its "
+           "line\n",
+           part, score, r.cost, over);
     fflush(stdout);
     ck_assert_msg(fabs(score - r.cost) <= 1e-9 * r.cost,
                   "the run scores %.12g, the search said %.12g", score, r.cost);
     ck_assert_msg(part > 1e-3 * score, "the hit's part %g of %g", part, score);
+    /* the line's excess is part of what was compared (else the check above would not see it) */
+    ck_assert_msg(over > 0, "no frame scored had the struck point beyond the hit term's line");
     o.hit_scale = 0.0;
     fb_ref* b = search(&w, &o, h, 2, &r0);
     const size_t nq = (size_t)w.ch->model->nq * (size_t)a->nframe;
@@ -492,7 +510,7 @@ START_TEST(a_sunk_root_counts_as_a_fall) {
     printf("the pelvis at least %.2f %% of the clip's height, %.2f %% with the line off\n",
            100.0 * low, 100.0 * low0);
     ck_assert_msg(low > low0, "the line did not keep the pelvis higher");
-    const double score = recorded_score(s, (r.windows - 1) * o.window, &o, &w, NULL, NULL);
+    const double score = recorded_score(s, (r.windows - 1) * o.window, &o, &w, NULL, NULL, NULL);
     ck_assert_msg(fabs(score - r.cost) <= 1e-9 * r.cost,
                   "the run scores %.12g, the search said %.12g", score, r.cost);
     fb_sim_destroy(s);
@@ -502,7 +520,7 @@ START_TEST(a_sunk_root_counts_as_a_fall) {
     fb_sample_result rs;
     fb_ref* c = search(&w, &o, NULL, 0, &rs);
     s = run_walk(&w, c);
-    const double sunk = recorded_score(s, (rs.windows - 1) * o.window, &o, &w, NULL, NULL);
+    const double sunk = recorded_score(s, (rs.windows - 1) * o.window, &o, &w, NULL, NULL, NULL);
     printf("not going back: score %.6g, read back %.6g\n", rs.cost, sunk);
     ck_assert_msg(fabs(sunk - rs.cost) <= 1e-9 * rs.cost,
                   "the run scores %.12g, the search said %.12g", sunk, rs.cost);

@@ -219,11 +219,13 @@ static int job_sample(const sim_job* j, const fb_clip* clip, const fb_character*
         fprintf(log, "%s: %s\n", tag, err.msg);
         return exit_code_for(err.code);
     }
-    char before[48], after[48], struck[96] = "";
+    char before[48], after[48], struck[160] = "";
     if (nhit > 0 && o.hit_scale > 0.0) {
         snprintf(struck, sizeof struck,
-                 ", each struck body's deviation from %g to %g s after its hit over %g m",
-                 FB_HIT_BACK, FB_HIT_HELD, o.hit_scale);
+                 ", each struck body's deviation from %g to %g s after its hit over %g m "
+                 "(its excess beyond %g m from %g s weighed %g times)",
+                 FB_HIT_BACK, FB_HIT_HELD, o.hit_scale, FB_HIT_LINE * so->recover_tol,
+                 FB_HIT_LINE_FROM, FB_HIT_LINE_WEIGHT);
     }
     char hitwin[96] = "";
     if (res->hit_windows > 0 && res->hit_samples != o.samples) {

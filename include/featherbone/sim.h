@@ -338,6 +338,15 @@ FB_API void fb_sample_plan_free(fb_sample_plan* p);
  * search's hit term scores, fb_sample_opts.hit_scale). */
 #define FB_HIT_BACK 1.5
 #define FB_HIT_HELD 2.5
+/* The hit term's line (since stop 47): where a struck body's deviation from FB_HIT_LINE_FROM
+ * to FB_HIT_HELD s after its hit is over FB_HIT_LINE times the recovery tolerance
+ * (fb_sim_opts.recover_tol, the hold's 2 cm), the excess over fb_sample_opts.hit_scale,
+ * squared, counts FB_HIT_LINE_WEIGHT times in the score: the hold asks for every frame within
+ * the tolerance, and a square alone lets a short burst over it cost little; it starts before
+ * FB_HIT_BACK so that the struck body is back by then, not on its way (docs/CONTROL.md §11). */
+#define FB_HIT_LINE 0.9
+#define FB_HIT_LINE_WEIGHT 1000.0
+#define FB_HIT_LINE_FROM 1.3
 
 typedef struct fb_sample_opts {
     int samples;        /* simulations per window (default 40) */
@@ -380,9 +389,11 @@ typedef struct fb_sample_opts {
                              stop 39),
                              the square of its aim point's root-relative deviation
                              (peak_err_root's) over this scale is added to each frame's score,
-                             so that the search brings the struck body back by then
+                             so that the search brings the struck body back by then, and
+                             FB_HIT_LINE_WEIGHT times that of its excess over FB_HIT_LINE of
+                             the recovery tolerance, from FB_HIT_LINE_FROM (since stop 47)
                              (default 0.02 since stop 39, docs/CONTROL.md §11; 0 before, and 0
-                             does not count it) */
+                             counts neither) */
     int hit_samples;      /* simulations per window in the windows whose scored span (the
                              window and its look-ahead) reaches from a hit's time to
                              FB_HIT_HELD after it, where the search answers the hit (0, the

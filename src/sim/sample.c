@@ -50,7 +50,9 @@
  * score (o->hit_scale): issue 18's "back within 2 cm 1.5 s after", held for the second after
  * (sim_outcome.c's hold). Since stop 39, and on by default; until then from the hit to 2 s
  * after it and off by default, which weighed the give the issue asks of a struck body as much
- * as its return (docs/CONTROL.md §11 has what each did). */
+ * as its return (docs/CONTROL.md §11 has what each did). Since stop 47 the deviation over the
+ * line FB_HIT_LINE of the hold's tolerance counts again, FB_HIT_LINE_WEIGHT times, from
+ * FB_HIT_LINE_FROM after the hit (sim.h). */
 #define HIT_BACK_FROM FB_HIT_BACK
 #define HIT_BACK_TO FB_HIT_HELD
 /* A fall (or a blow-up) costs FALL_COST plus FALL_COST per second of the span left after it:
@@ -364,9 +366,15 @@ static double score(const sampler* sp, const fb_sim* s, double t0, double t1, do
         }
         for (int k = 0; k < sp->nhit && sp->o.hit_scale > 0.0; k++) {
             const double dt = fr[i].time - sp->hits[k].time;
+            const double d = fb_sim_frame_hit_err_root(s, i)[k];
             if (dt >= HIT_BACK_FROM && dt <= HIT_BACK_TO) {
-                const double e = fb_sim_frame_hit_err_root(s, i)[k] / sp->o.hit_scale;
+                const double e = d / sp->o.hit_scale;
                 c += e * e;
+            }
+            if (dt >= FB_HIT_LINE_FROM && dt <= HIT_BACK_TO) {
+                const double over =
+                    fmax(0.0, d - FB_HIT_LINE * sp->so.recover_tol) / sp->o.hit_scale;
+                c += FB_HIT_LINE_WEIGHT * over * over;
             }
         }
         used++;

@@ -14,6 +14,8 @@
  *     holds is exit 2 with the count that fits, and nothing written;
  *   a 22 cm ball at the walk's forearm touches the hand and the upper arm too: the report lists
  *     every body with its impulse, and they add up to the ball's change of momentum (1e-9);
+ *   the axes at their torque limits: a knee made weak in the gains file is named with the
+ *     file's limit, and the axes' counts add up to the tracker's per-frame count;
  *   a malformed clip: exit 2, the file and line named, nothing written.
  * The shared clips (../shared/data/mocap) are skipped, with a note, when absent. */
 #define _POSIX_C_SOURCE 200809L /* popen, mkdtemp */
@@ -671,6 +673,83 @@ START_TEST(report_of_a_free_root_says_when_it_fell) {
 }
 END_TEST
 
+/* The axes at their torque limits (summary.torque_limit_bound, the terminal's line): a right
+ * knee made weak in the gains file (30 N m) is among them with that limit, every axis with the
+ * limit the gains file gives its joint; counted from the recorded torques, their frames add up
+ * to what the tracker counted frame by frame (series limits_bound, counted when it measured);
+ * most often bound first, each longest run within its count of frames. */
+START_TEST(report_names_the_axes_at_their_torque_limits) {
+    char dir[64], cmd[2048], path[600];
+    ck_tmpdir(dir, sizeof dir, "limits");
+    snprintf(path, sizeof path, "%s/g.json", dir);
+    snprintf(cmd, sizeof cmd, "gains init '%s/131_01.bvh' -o '%s'", FB_DATA_DIR, path);
+    ck_assert_msg(run(cmd) == 0, "%s", out_buf);
+    cJSON* g = load_json(path);
+    cJSON* joints = cJSON_GetObjectItem(g, "joints");
+    cJSON_SetNumberValue(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(joints, "RightKnee"), "torque_limit"), 30.0);
+    char* text = cJSON_Print(g);
+    FILE* f = fopen(path, "w");
+    ck_assert(f && text && fputs(text, f) >= 0 && fclose(f) == 0);
+    free(text);
+    snprintf(cmd, sizeof cmd, "--frames 0:360 --gains '%s'", path);
+    cJSON* j = simulate_walk(dir, cmd);
+    const int n = cJSON_GetObjectItem(j, "frames")->valueint;
+    const double dur = cJSON_GetObjectItem(j, "duration_s")->valuedouble;
+    const cJSON* arr = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "summary"), "torque_limit_bound");
+    const int nb = cJSON_GetArraySize(arr);
+    /* all of them listed (fewer than the report's 12), so their frames add up */
+    ck_assert_msg(nb > 0 && nb < 12, "%d axes listed", nb);
+    ck_assert_int_eq(ck_series(j, "limits_bound", n, false), n);
+    double tracked = 0.0;
+    for (int k = 0; k < n; k++) {
+        tracked += num_at(j, "limits_bound", k);
+    }
+    int sum = 0, prev = n + 1;
+    bool knee = false;
+    const cJSON* first = cJSON_GetArrayItem(arr, 0);
+    for (const cJSON* b = arr->child; b; b = b->next) {
+        const char* dof = cJSON_GetObjectItem(b, "dof")->valuestring;
+        const double lim = cJSON_GetObjectItem(b, "limit_Nm")->valuedouble;
+        const int frames = cJSON_GetObjectItem(b, "frames")->valueint;
+        const double longest = cJSON_GetObjectItem(b, "longest_s")->valuedouble;
+        const double from = cJSON_GetObjectItem(b, "longest_from_s")->valuedouble;
+        printf("%-14s limit %7.2f N m, %3d frames, the longest run %.3f s from %.3f s\n", dof, lim,
+               frames, longest, from);
+        /* the joint's name: the label less its axis (".x") */
+        char joint[64];
+        snprintf(joint, sizeof joint, "%s", dof);
+        char* dot = strchr(joint, '.');
+        if (dot) {
+            *dot = '\0';
+        }
+        const double want =
+            cJSON_GetObjectItem(cJSON_GetObjectItem(joints, joint), "torque_limit")->valuedouble;
+        ck_assert_msg(fabs(lim - want) <= 1e-9 * want, "%s: limit %g, the gains file's %g", dof,
+                      lim, want);
+        knee = knee || strcmp(dof, "RightKnee") == 0;
+        ck_assert_int_le(frames, prev);
+        prev = frames;
+        sum += frames;
+        ck_assert(longest >= 0.0 && longest <= frames / 120.0 + 1e-9);
+        ck_assert(from >= 0.0 && from + longest <= dur + 1e-9);
+    }
+    printf("%d axes at their limits in %d axis-frames; the tracker counted %.0f\n", nb, sum,
+           tracked);
+    ck_assert_msg(knee, "the weak right knee is not among the axes at their limits");
+    ck_assert_int_eq(sum, (int)tracked);
+    /* the terminal names the first as the report does */
+    char line[160];
+    const int f0 = cJSON_GetObjectItem(first, "frames")->valueint;
+    snprintf(line, sizeof line, "the axes most often at their torque limit: %s %d frame",
+             cJSON_GetObjectItem(first, "dof")->valuestring, f0);
+    ck_assert_msg(strstr(out_buf, line), "no '%s' in:\n%s", line, out_buf);
+    cJSON_Delete(j);
+    cJSON_Delete(g);
+    ck_remove_dir(dir);
+}
+END_TEST
+
 /* A kinematic root cannot fall: the fall is null, fallen 0 everywhere, no balance series, and
  * the terminal says nothing of a fall. An assisted root's mean help is given as a share of the
  * weight `info` gives the character. */
@@ -766,6 +845,7 @@ static Suite* export_suite(void) {
     tcase_add_test(tr, a_ball_on_several_bodies_lists_each_with_its_impulse);
     tcase_add_test(tr, report_of_a_free_root_says_when_it_fell);
     tcase_add_test(tr, report_of_kinematic_and_assisted_roots);
+    tcase_add_test(tr, report_names_the_axes_at_their_torque_limits);
     tcase_add_test(tr, bad_input_exits_2_names_the_line_and_writes_nothing);
     suite_add_tcase(s, tr);
     return s;

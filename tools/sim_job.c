@@ -467,6 +467,9 @@ static void print_grounded_notes(const fb_sim* s, FILE* log, const char* tag) {
     }
 }
 
+/* Axes the terminal names among those that sat at their torque limits. */
+#define SUMMARY_BOUND_AXES 3
+
 /* The summary lines on the terminal. */
 static void print_summary(const fb_sim* s, const fb_model* m, const fb_gains* g, double wall,
                           FILE* log, const char* tag) {
@@ -477,6 +480,19 @@ static void print_summary(const fb_sim* s, const fb_model* m, const fb_gains* g,
             tag, sm.duration, wall, wall > 0.0 ? sm.duration / wall : 0.0,
             100.0 * sm.mpjpe_mean, 100.0 * sm.mpjpe_max, sm.mpjpe_max_time, sm.limit_frames,
             sm.nframe);
+    if (sm.nbound > 0) {
+        /* which axes: a joint too weak for the clip shows here (sim_bound) */
+        fprintf(log, "%s: the axes most often at their torque limit:", tag);
+        for (int k = 0; k < sm.nbound && k < SUMMARY_BOUND_AXES; k++) {
+            const sim_bound* b = &sm.bound[k];
+            char label[FB_NAME_MAX + 16];
+            fb_dof_label(m, b->dof, label, sizeof label);
+            fprintf(log, "%s %s %d frame%s (%.0f N m; the longest run %.2f s from %.2f s)",
+                    k > 0 ? "," : "", label, b->frames, b->frames == 1 ? "" : "s", b->limit,
+                    b->longest, b->from);
+        }
+        fprintf(log, "\n");
+    }
     if (g->root.mode != FB_ROOT_KINEMATIC) {
         fprintf(log,
                 "%s: the pose alone (joints relative to the root): MPJPE mean %.2f cm; "

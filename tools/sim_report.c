@@ -111,6 +111,46 @@ static void ground_contact(const fb_sim* s, const fb_sim_frame* fr, int n, sim_s
     }
 }
 
+/* The axes that sat at their torque limits (the same test as the tracker's limits_bound, on
+ * the torques recorded with each frame), the most often bound first (ties: the lower dof). */
+static void bound_axes(const fb_sim* s, const fb_model* m, const fb_sim_frame* fr, int n,
+                       sim_summary* out) {
+    const fb_joint_gains* jg = fb_tracker_gains(fb_sim_tracker((fb_sim*)s));
+    const int v0 = m->jtype[1] == FB_JOINT_FLOATING ? 6 : 0;
+    for (int j = v0; j < m->nv; j++) {
+        const double lim = jg[m->dof_body[j]].torque_limit;
+        sim_bound b = {.dof = j, .limit = lim};
+        /* from frame 1, as limit_frames: frame 0's count is the tracker's before the first
+         * step, its recorded torques the first step's (set after it) */
+        for (int f = 1, run = 0; lim > 0.0 && f < n; f++) {
+            run = fabs(fb_sim_frame_tau(s, f)[j]) >= lim * (1.0 - 1e-9) ? run + 1 : 0;
+            if (run == 0) {
+                continue;
+            }
+            b.frames++;
+            /* a run of k frames spans the k recorded intervals that ended in them */
+            const double span = fr[f].time - fr[f - run].time;
+            if (b.frames == 1 || span > b.longest) {
+                b.longest = span;
+                b.from = fr[f - run + 1].time;
+            }
+        }
+        if (b.frames == 0) {
+            continue;
+        }
+        int k = out->nbound < SIM_REPORT_BOUND_DOFS ? out->nbound++ : SIM_REPORT_BOUND_DOFS;
+        while (k > 0 && out->bound[k - 1].frames < b.frames) {
+            if (k < SIM_REPORT_BOUND_DOFS) {
+                out->bound[k] = out->bound[k - 1];
+            }
+            k--;
+        }
+        if (k < SIM_REPORT_BOUND_DOFS) {
+            out->bound[k] = b;
+        }
+    }
+}
+
 void sim_summarize(const fb_sim* s, const fb_model* m, sim_summary* out) {
     memset(out, 0, sizeof *out);
     int n = 0;
@@ -132,6 +172,7 @@ void sim_summarize(const fb_sim* s, const fb_model* m, sim_summary* out) {
         out->limit_frames += fr[f].metrics.limits_bound > 0;
     }
     ground_contact(s, fr, n, out);
+    bound_axes(s, m, fr, n, out);
     fb_sim_root_support(s, NULL, NULL, &out->assist);
     const fb_v3 g = m->opt.gravity;
     out->weight = fb_model_mass(m) * sqrt(g.x * g.x + g.y * g.y + g.z * g.z);
@@ -483,6 +524,19 @@ fb_status sim_report_json(const fb_sim* s, const sim_report_info* info, const ch
     cJSON_AddNumberToObject(sum, "mpjpe_root_relative_mean_cm", 100.0 * sm.mpjpe_root_mean);
     cJSON_AddNumberToObject(sum, "root_position_error_max_cm", 100.0 * sm.root_pos_max);
     cJSON_AddNumberToObject(sum, "frames_with_torque_limit_bound", sm.limit_frames);
+    cJSON* tb = cJSON_AddArrayToObject(sum, "torque_limit_bound");
+    for (int k = 0; k < sm.nbound; k++) {
+        const sim_bound* b = &sm.bound[k];
+        char label[FB_NAME_MAX + 16];
+        fb_dof_label(m, b->dof, label, sizeof label);
+        cJSON* o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "dof", label);
+        cJSON_AddNumberToObject(o, "limit_Nm", b->limit);
+        cJSON_AddNumberToObject(o, "frames", b->frames);
+        cJSON_AddNumberToObject(o, "longest_s", b->longest);
+        cJSON_AddNumberToObject(o, "longest_from_s", b->from);
+        cJSON_AddItemToArray(tb, o);
+    }
     cJSON* gr = cJSON_AddObjectToObject(sum, "ground");
     cJSON_AddNumberToObject(gr, "peak_force_N", sm.ground_peak);
     cJSON_AddItemToObject(gr, "peak_time", number(sm.ground_peak_time));

@@ -19,6 +19,21 @@ typedef struct sim_report_info {
                                        reference followed (--sample-load), or NULL */
 } sim_report_info;
 
+/* Most joint axes the reports list as having sat at their torque limits. */
+#define SIM_REPORT_BOUND_DOFS 12
+
+/* A joint axis whose torque sat at its limit (the gains' torque_limit; the same test as
+ * fb_track_metrics.limits_bound) in some recorded frames: how many, and its longest run of
+ * consecutive ones. A joint too weak for the clip (a hop on one leg, a heavy lift) shows
+ * here, where the count over all axes does not say which. */
+typedef struct sim_bound {
+    int dof;
+    double limit;   /* N m */
+    int frames;     /* recorded frames */
+    double longest; /* s: the longest run, from the frame before it to its last */
+    double from;    /* s: the first frame of that run */
+} sim_bound;
+
 /* The numbers both reports and the terminal summary give. */
 typedef struct sim_summary {
     int nframe;
@@ -30,6 +45,8 @@ typedef struct sim_summary {
     double root_pos_max;             /* m: the root's largest distance from the clip's path */
     double part_mean[FB_NPART], part_max[FB_NPART]; /* m */
     int limit_frames;                /* recorded frames with a torque limit bound */
+    int nbound;                      /* axes in bound[]: the most often bound, most first */
+    sim_bound bound[SIM_REPORT_BOUND_DOFS];
     /* The ground against the body (what a walk does that a tracked pose does not show): the
      * largest recorded ground force and its first time; the recorded frames after the first
      * and before any fall with no ground force at all (off the ground since the frame before),

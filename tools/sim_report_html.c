@@ -525,6 +525,25 @@ static void torque_section(html_doc* h, const page* p) {
         html_cell_num(h, p->sm.top_rms[k], 1);
     }
     html_table_end(h);
+    /* which axes sat at their limits: a joint too weak for the clip (sim_bound) */
+    if (p->sm.nbound == 0) {
+        html_paragraph(h, "No joint axis reached its torque limit.");
+        return;
+    }
+    const char* bhead[5] = {"joint axis", "torque limit (N m)", "frames at it", "longest run (s)",
+                            "from (s)"};
+    html_table_begin(h, "The axes most often at their torque limit", 5, bhead);
+    for (int k = 0; k < p->sm.nbound; k++) {
+        const sim_bound* b = &p->sm.bound[k];
+        char name[FB_NAME_MAX + 16];
+        fb_dof_label(p->m, b->dof, name, sizeof name);
+        html_cell_text(h, name);
+        html_cell_num(h, b->limit, 0);
+        html_cell_num(h, b->frames, 0);
+        html_cell_num(h, b->longest, 2);
+        html_cell_num(h, b->from, 2);
+    }
+    html_table_end(h);
 }
 
 /* Contact forces, what held or helped the root (kinematic, assisted) and torque limits. */

@@ -422,6 +422,73 @@ START_TEST(a_gains_file_runs_as_its_gains) {
 }
 END_TEST
 
+/* The torque limit gains init gives the rule named `joint` in the gains file `path`. */
+static double rule_limit(const char* path, const char* joint) {
+    fb_gains g;
+    fb_error err;
+    ck_assert_msg(fb_gains_load(path, &g, &err) == FB_OK, "%s", err.msg);
+    for (int k = 0; k < g.nrule; k++) {
+        if (strcmp(g.rule[k].pattern, joint) == 0) {
+            return g.rule[k].g.torque_limit;
+        }
+    }
+    ck_abort_msg("%s: no rule for %s", path, joint);
+    return 0.0;
+}
+
+/* gains init --strength: each joint's limit is the strength docs/STRENGTH.md gives (N m/kg,
+ * restated here from its table: the mean of men's and women's, men's, women's) times the mass
+ * `info` prints; "mean" writes the file the default does, byte for byte; a value it does not
+ * know is exit 2 with the three it does, and nothing written. */
+START_TEST(gains_init_gives_the_strength_asked_for) {
+    char dir[64], cmd[4096], a[600], b[600];
+    ck_tmpdir(dir, sizeof dir, "strength");
+    const char* clip = FB_DATA_DIR "/131_01.bvh";
+    snprintf(cmd, sizeof cmd, "info '%s'", clip);
+    ck_assert_int_eq(run(cmd, buf, sizeof buf), 0);
+    double kg = 0.0;
+    const char* ml = strstr(buf, "\nmass ");
+    ck_assert_msg(ml && sscanf(ml, "\nmass %lf kg", &kg) == 1, "%s", buf);
+    const char* who[3] = {"mean", "men", "women"};
+    const struct {
+        const char* joint;
+        double nm_per_kg[3];
+    } want[] = {{"RightKnee", {2.8, 3.19, 2.41}},  {"LeftAnkle", {1.7, 1.92, 1.51}},
+                {"RightHip", {2.8, 2.76, 2.85}},   {"RightShoulder", {0.97, 1.25, 0.69}},
+                {"LeftElbow", {0.77, 0.95, 0.58}}, {"Neck", {0.5, 0.68, 0.32}},
+                {"lowerback", {2.4, 2.4, 2.4}},    {"RightToe", {0.12, 0.12, 0.12}}};
+    for (int w = 0; w < 3; w++) {
+        snprintf(cmd, sizeof cmd, "gains init '%s' -o '%s/%s.json' --strength %s", clip, dir,
+                 who[w], who[w]);
+        ck_assert_msg(run(cmd, buf, sizeof buf) == 0, "%s", buf);
+        char says[64];
+        snprintf(says, sizeof says, "%s strength", who[w]);
+        ck_assert_msg(strstr(buf, says), "no '%s' in: %s", says, buf);
+        snprintf(a, sizeof a, "%s/%s.json", dir, who[w]);
+        for (size_t j = 0; j < sizeof want / sizeof want[0]; j++) {
+            const double lim = rule_limit(a, want[j].joint);
+            const double expect = want[j].nm_per_kg[w] * kg;
+            printf("%-6s %-14s %7.2f N m (%.2f N m/kg x %.2f kg = %.2f)\n", who[w], want[j].joint,
+                   lim, want[j].nm_per_kg[w], kg, expect);
+            /* info prints the mass to 0.01 kg */
+            ck_assert_double_eq_tol(lim, expect, 0.005 * want[j].nm_per_kg[w] + 1e-9);
+        }
+    }
+    snprintf(cmd, sizeof cmd, "gains init '%s' -o '%s/default.json'", clip, dir);
+    ck_assert_int_eq(run(cmd, buf, sizeof buf), 0);
+    snprintf(a, sizeof a, "%s/default.json", dir);
+    snprintf(b, sizeof b, "%s/mean.json", dir);
+    ck_same_file(a, b);
+    snprintf(cmd, sizeof cmd, "gains init '%s' -o '%s/strong.json' --strength strong", clip, dir);
+    ck_assert_int_eq(run(cmd, buf, sizeof buf), 2);
+    ck_assert_msg(strstr(buf, "--strength: expected mean, men or women (found 'strong')"), "%s",
+                  buf);
+    snprintf(a, sizeof a, "%s/strong.json", dir);
+    ck_assert_msg(access(a, F_OK) != 0, "%s written", a);
+    ck_remove_dir(dir);
+}
+END_TEST
+
 /* simulate CLIP -o DIR/OUT --root free --frames 0:48 OPTS DIR/plan.json (a later --frames in
  * OPTS wins): asserts the exit code and that the output (in buf) holds `says`. */
 static void sample_run(const char* clip, const char* dir, const char* out, const char* opts,
@@ -651,6 +718,7 @@ static Suite* cli_suite(void) {
     tcase_add_test(tc, simulate_writes_its_outputs_or_explains);
     tcase_add_test(tc, simulate_sample_searches_or_explains);
     tcase_add_test(tc, a_gains_file_runs_as_its_gains);
+    tcase_add_test(tc, gains_init_gives_the_strength_asked_for);
     tcase_add_test(tc, info_on_six_channel_clips);
     tcase_add_test(tc, simulate_six_channel_clip_lines_up);
     suite_add_tcase(s, tc);

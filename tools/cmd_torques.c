@@ -21,22 +21,42 @@ static const char TORQUES_USAGE[] =
 
 static const char GAINS_USAGE[] =
     "usage: featherbone gains init CLIP -o GAINS.json [--rate HZ] [--controller pd|accel]\n"
-    "                              [--root kinematic|assisted|free]\n"
+    "                              [--root kinematic|assisted|free] [--strength mean|men|women]\n"
     "\n"
     "Writes a gains file with every field present: per joint, stiffness and damping from the\n"
     "joint's effective inertia, Cline's torque-scaled gains from its feedforward torques, and a\n"
-    "torque limit at three times its largest feedforward torque. Every field is documented in\n"
-    "docs/CONTROL.md.\n";
+    "torque limit from human strength: the human joint's strongest isometric torque per kg of\n"
+    "body mass times the character's mass. Every field is documented in docs/CONTROL.md.\n"
+    "\n"
+    "  --strength WHO  whose strength (docs/STRENGTH.md): mean, the mean of men's and women's\n"
+    "                  (the default, what simulate uses without --gains); men; women. The\n"
+    "                  knee, for instance: 2.8, 3.19 and 2.41 N m/kg\n";
 
 /* Parses the command line of either command; returns an exit code or -1 to go on. */
 static int parse(const char* cmd, const char* usage, int argc, char** argv, clip_args* a,
-                 ctrl_args* c) {
+                 ctrl_args* c, fb_strength* strength) {
     clip_args_init(a);
     *c = (ctrl_args){.out = NULL, .rate = 240.0, .controller = -1, .root = -1};
     for (int i = 0; i < argc; i++) {
         if (is_help(argv[i])) {
             fputs(usage, stdout);
             return EXIT_OK;
+        }
+        if (strength && strcmp(argv[i], "--strength") == 0) {
+            const char* v = i + 1 < argc ? argv[++i] : "";
+            int k = 0;
+            while (k < FB_NSTRENGTH && strcmp(v, fb_strength_names[k]) != 0) {
+                k++;
+            }
+            if (k == FB_NSTRENGTH) {
+                fprintf(stderr,
+                        "featherbone %s: --strength: expected mean, men or women (found "
+                        "'%s')\n",
+                        cmd, v);
+                return EXIT_USAGE;
+            }
+            *strength = (fb_strength)k;
+            continue;
         }
         int took = ctrl_args_take(cmd, c, argc, argv, &i);
         if (took == 0) {
@@ -86,7 +106,7 @@ static int load_ref(const char* cmd, clip_args* a, double rate, fb_clip** clip,
 int cmd_torques(int argc, char** argv) {
     clip_args a;
     ctrl_args c;
-    int rc = parse("torques", TORQUES_USAGE, argc, argv, &a, &c);
+    int rc = parse("torques", TORQUES_USAGE, argc, argv, &a, &c, NULL);
     if (rc >= 0) {
         return rc;
     }
@@ -123,7 +143,8 @@ int cmd_gains(int argc, char** argv) {
     }
     clip_args a;
     ctrl_args c;
-    int rc = parse("gains init", GAINS_USAGE, argc - 1, argv + 1, &a, &c);
+    fb_strength who = FB_STRENGTH_MEAN;
+    int rc = parse("gains init", GAINS_USAGE, argc - 1, argv + 1, &a, &c, &who);
     if (rc >= 0) {
         return rc;
     }
@@ -139,7 +160,7 @@ int cmd_gains(int argc, char** argv) {
     if (!g) {
         fprintf(stderr, "featherbone gains init: out of memory\n");
         rc = EXIT_FAIL;
-    } else if (fb_gains_init(ch->model, ref, g, &err) != FB_OK) {
+    } else if (fb_gains_init_strength(ch->model, ref, who, g, &err) != FB_OK) {
         fprintf(stderr, "featherbone gains init: %s\n", err.msg);
         rc = exit_code_for(err.code);
     } else {
@@ -153,9 +174,9 @@ int cmd_gains(int argc, char** argv) {
             fprintf(stderr, "featherbone gains init: %s\n", err.msg);
             rc = EXIT_FAIL;
         } else {
-            printf("wrote %s: %s controller, %s root, %g Hz, %d joints\n", c.out,
+            printf("wrote %s: %s controller, %s root, %g Hz, %d joints, %s strength\n", c.out,
                    fb_controller_name(g->controller), fb_root_mode_name(g->root.mode), g->rate,
-                   g->nrule);
+                   g->nrule, fb_strength_name(who));
         }
     }
     free(g);

@@ -328,16 +328,32 @@ typedef struct fb_gains {
  * starts from fb_gains_init. */
 FB_API fb_gains fb_default_gains(void);
 
+/* Whose strength gains init gives the joints (docs/STRENGTH.md, docs/CONTROL.md §8): the mean
+ * of men's and women's isometric peaks per kg of body mass (the default), men's, or women's. */
+typedef enum fb_strength {
+    FB_STRENGTH_MEAN = 0,
+    FB_STRENGTH_MEN,
+    FB_STRENGTH_WOMEN,
+    FB_NSTRENGTH
+} fb_strength;
+
+FB_API extern const char* const fb_strength_names[FB_NSTRENGTH]; /* "mean", "men", "women" */
+FB_API const char* fb_strength_name(fb_strength s);
+
 /* A good starting file for a character and its clip (what `featherbone gains init` writes):
  * per joint, stiffness and damping from the inertia it moves with every other joint held
  * (M's diagonal at the clip's first frame, root held) for a 5 Hz critically damped response,
  * Cline's ks, kd so that at the joint's RMS feedforward torque they give the same, torque
- * limits at three times the largest feedforward torque, at least 10 N m and, for joints that
- * carry the body, at least its weight at the joint's reach (the others get a softer settle
- * time); the assisted root's caps from the body's weight; one exact-name rule per joint
- * (docs/CONTROL.md). */
+ * limits from human strength (the strongest direction of the human joint, per kg, times the
+ * character's mass; the mean of men's and women's), a softer settle time for joints that do
+ * not carry the body; the assisted root's caps from the body's weight; one exact-name rule per
+ * joint (docs/CONTROL.md). */
 FB_API fb_status fb_gains_init(const fb_model* m, const fb_ref* ref, fb_gains* g,
                                fb_error* err);
+/* The same with the strength of `who` (fb_gains_init is FB_STRENGTH_MEAN); FB_EINVAL for a
+ * value out of range. */
+FB_API fb_status fb_gains_init_strength(const fb_model* m, const fb_ref* ref, fb_strength who,
+                                        fb_gains* g, fb_error* err);
 
 /* Reads a gains file; every top-level field and every default must be present, joint rules
  * may give any subset. FB_EINVAL names the file and field (and for an unknown key the close

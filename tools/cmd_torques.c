@@ -44,11 +44,8 @@ static int parse(const char* cmd, const char* usage, int argc, char** argv, clip
         }
         if (strength && strcmp(argv[i], "--strength") == 0) {
             const char* v = i + 1 < argc ? argv[++i] : "";
-            int k = 0;
-            while (k < FB_NSTRENGTH && strcmp(v, fb_strength_names[k]) != 0) {
-                k++;
-            }
-            if (k == FB_NSTRENGTH) {
+            const int k = fb_choice_index(fb_strength_names, FB_NSTRENGTH, v);
+            if (k < 0) {
                 fprintf(stderr,
                         "featherbone %s: --strength: expected mean, men or women (found "
                         "'%s')\n",

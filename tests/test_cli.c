@@ -489,6 +489,74 @@ START_TEST(gains_init_gives_the_strength_asked_for) {
 }
 END_TEST
 
+/* simulate --strength WHO (and a manifest's "strength") makes its default gains as gains init
+ * --strength WHO writes them: the simulated clip is, byte for byte, the one simulated with that
+ * file (--gains), and the report names where the gains came from; --strength mean is the
+ * default's clip; with --gains it is a contradiction (exit 2, nothing written), and a value it
+ * does not know is exit 2. */
+START_TEST(simulate_takes_the_strength_gains_init_gives) {
+    char dir[64], cmd[4096], a[600], b[600];
+    ck_tmpdir(dir, sizeof dir, "simstrength");
+    const char* clip = FB_DATA_DIR "/131_01.bvh";
+    const char* who[3] = {"mean", "men", "women"};
+    for (int w = 0; w < 3; w++) {
+        snprintf(cmd, sizeof cmd, "gains init '%s' -o '%s/%s.json' --strength %s", clip, dir,
+                 who[w], who[w]);
+        ck_assert_msg(run(cmd, buf, sizeof buf) == 0, "%s", buf);
+        snprintf(cmd, sizeof cmd,
+                 "simulate '%s' --frames 0:180 --quiet -o '%s/file-%s.bvh' --gains '%s/%s.json'",
+                 clip, dir, who[w], dir, who[w]);
+        ck_assert_msg(run(cmd, buf, sizeof buf) == 0, "%s", buf);
+        snprintf(cmd, sizeof cmd,
+                 "simulate '%s' --frames 0:180 --quiet -o '%s/flag-%s.bvh' --report "
+                 "'%s/flag-%s.json' --strength %s",
+                 clip, dir, who[w], dir, who[w], who[w]);
+        ck_assert_msg(run(cmd, buf, sizeof buf) == 0, "%s", buf);
+        snprintf(a, sizeof a, "%s/file-%s.bvh", dir, who[w]);
+        snprintf(b, sizeof b, "%s/flag-%s.bvh", dir, who[w]);
+        ck_same_file(a, b);
+        snprintf(a, sizeof a, "%s/flag-%s.json", dir, who[w]);
+        char says[64];
+        snprintf(says, sizeof says, "\"(gains init --strength %s)\"", who[w]);
+        char* text = ck_slurp(a);
+        const bool named = strstr(text, says) != NULL;
+        free(text);
+        ck_assert_msg(named, "%s does not name %s", a, says);
+    }
+    /* the three strengths simulate three clips here (a joint binds at a different torque), so
+     * the files equal above say the flag reached the gains */
+    for (int w = 0; w < 3; w++) {
+        snprintf(a, sizeof a, "%s/flag-%s.bvh", dir, who[w]);
+        snprintf(b, sizeof b, "%s/flag-%s.bvh", dir, who[(w + 1) % 3]);
+        char* ta = ck_slurp(a);
+        char* tb = ck_slurp(b);
+        const bool differ = strcmp(ta, tb) != 0;
+        free(ta);
+        free(tb);
+        ck_assert_msg(differ, "%s and %s simulate the same clip", a, b);
+    }
+    snprintf(cmd, sizeof cmd, "simulate '%s' --frames 0:180 --quiet -o '%s/default.bvh'", clip,
+             dir);
+    ck_assert_msg(run(cmd, buf, sizeof buf) == 0, "%s", buf);
+    snprintf(a, sizeof a, "%s/default.bvh", dir);
+    snprintf(b, sizeof b, "%s/flag-mean.bvh", dir);
+    ck_same_file(a, b);
+    snprintf(cmd, sizeof cmd,
+             "simulate '%s' --frames 0:60 -o '%s/both.bvh' --gains '%s/men.json' --strength men",
+             clip, dir, dir);
+    ck_assert_int_eq(run(cmd, buf, sizeof buf), 2);
+    ck_assert_msg(strstr(buf, "--strength men: the torque limits are the gains file's"), "%s", buf);
+    snprintf(a, sizeof a, "%s/both.bvh", dir);
+    ck_assert_msg(access(a, F_OK) != 0, "%s written", a);
+    snprintf(cmd, sizeof cmd, "simulate '%s' --frames 0:60 -o '%s/strong.bvh' --strength strong",
+             clip, dir);
+    ck_assert_int_eq(run(cmd, buf, sizeof buf), 2);
+    ck_assert_msg(strstr(buf, "--strength: expected mean, men or women, found 'strong'"), "%s",
+                  buf);
+    ck_remove_dir(dir);
+}
+END_TEST
+
 /* simulate CLIP -o DIR/OUT --root free --frames 0:48 OPTS DIR/plan.json (a later --frames in
  * OPTS wins): asserts the exit code and that the output (in buf) holds `says`. */
 static void sample_run(const char* clip, const char* dir, const char* out, const char* opts,
@@ -719,6 +787,7 @@ static Suite* cli_suite(void) {
     tcase_add_test(tc, simulate_sample_searches_or_explains);
     tcase_add_test(tc, a_gains_file_runs_as_its_gains);
     tcase_add_test(tc, gains_init_gives_the_strength_asked_for);
+    tcase_add_test(tc, simulate_takes_the_strength_gains_init_gives);
     tcase_add_test(tc, info_on_six_channel_clips);
     tcase_add_test(tc, simulate_six_channel_clip_lines_up);
     suite_add_tcase(s, tc);

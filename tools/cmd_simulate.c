@@ -10,7 +10,8 @@
 
 static const char USAGE[] =
     "usage: featherbone simulate CLIP -o OUT.bvh [--hit SPEC]... [--hits FILE.json]\n"
-    "                            [--random-hits N --seed S] [--gains G.json]\n"
+    "                            [--random-hits N --seed S]\n"
+    "                            [--gains G.json | --strength mean|men|women]\n"
     "                            [--controller pd|accel] [--root kinematic|assisted|free]\n"
     "                            [--anchor path|feet]\n"
     "                            [--rate HZ] [--frames A:B] [--report R.html|R.json]...\n"
@@ -44,8 +45,14 @@ static const char USAGE[] =
     "                        at least 0.1 s apart, from 0.25 s to 1 s before the end (to 0.1 s\n"
     "                        before it when the clip is too short for that); a clip too short\n"
     "                        for N hits is an error (exit 2) that says how many fit\n"
-    "  --seed S              seed of --random-hits and --sample (default 1)\n"
+    "  --seed S              seed of --random-hits and --sample (default 1)\n";
+
+/* The gains and output options: a literal of their own (C99 promises 4095 characters in one). */
+static const char USAGE_GAINS[] =
     "  --gains G.json        gains file (default: what `featherbone gains init` writes)\n"
+    "  --strength WHO        without --gains: the default gains' torque limits from the mean\n"
+    "                        of men's and women's strength (mean, the default), men's or\n"
+    "                        women's, as `gains init --strength` (docs/STRENGTH.md)\n"
     "  --controller, --root  override the gains file's controller and root mode\n"
     "  --anchor path|feet    assisted root: where its help pulls (the gains' root.anchor):\n"
     "                        path, the clip's root (default); feet, where the clip's root\n"
@@ -173,7 +180,8 @@ static int take(sim_job* j, int argc, char** argv, int* i) {
                                 "--sample-root-scale",
                                 "--sample-height-scale",
                                 "--sample-upright",
-                                "--sample-hit"};
+                                "--sample-hit",
+                                "--strength"};
     const int nwith = (int)(sizeof with_value / sizeof with_value[0]);
     int k = 0;
     while (k < nwith && strcmp(opt, with_value[k]) != 0) {
@@ -263,6 +271,16 @@ static int take(sim_job* j, int argc, char** argv, int* i) {
         return ranged(opt, val, 0.0, 0.99, "a fraction, 0 to 0.99", &j->sample_upright);
     case 19:
         return parse_positive_int(opt, val, &j->sample_hit) ? 1 : -1;
+    case 20:
+        j->strength = fb_choice_index(fb_strength_names, FB_NSTRENGTH, val);
+        if (j->strength < 0) {
+            fprintf(stderr,
+                    "featherbone simulate: --strength: expected mean, men or women, "
+                    "found '%s'\n",
+                    val);
+            return -1;
+        }
+        return 1;
     case 13:
         j->anchor = fb_choice_index(fb_root_anchor_names, FB_NROOT_ANCHOR, val);
         if (j->anchor < 0) {
@@ -292,8 +310,7 @@ int cmd_simulate(int argc, char** argv) {
     ctrl_args c = {.out = NULL, .rate = 0.0, .controller = -1, .root = -1};
     for (int i = 0; i < argc; i++) {
         if (is_help(argv[i])) {
-            fputs(USAGE, stdout);
-            fputs(USAGE_SAMPLING, stdout);
+            fprintf(stdout, "%s%s%s", USAGE, USAGE_GAINS, USAGE_SAMPLING);
             return EXIT_OK;
         }
         int took = take(&j, argc, argv, &i);
@@ -308,8 +325,8 @@ int cmd_simulate(int argc, char** argv) {
         }
         if (took == 0) {
             if (argv[i][0] == '-' || j.clip.clip) {
-                fprintf(stderr, "featherbone simulate: unexpected argument '%s'\n%s%s", argv[i],
-                        USAGE, USAGE_SAMPLING);
+                fprintf(stderr, "featherbone simulate: unexpected argument '%s'\n%s%s%s", argv[i],
+                        USAGE, USAGE_GAINS, USAGE_SAMPLING);
                 return EXIT_USAGE;
             }
             j.clip.clip = argv[i];
@@ -320,8 +337,8 @@ int cmd_simulate(int argc, char** argv) {
     j.controller = c.controller;
     j.root = c.root;
     if (!j.clip.clip || !j.out) {
-        fprintf(stderr, "featherbone simulate: expected CLIP and -o OUT.bvh\n%s%s", USAGE,
-                USAGE_SAMPLING);
+        fprintf(stderr, "featherbone simulate: expected CLIP and -o OUT.bvh\n%s%s%s", USAGE,
+                USAGE_GAINS, USAGE_SAMPLING);
         return EXIT_USAGE;
     }
     char why[256];

@@ -59,6 +59,7 @@ typedef enum key_id {
     K_SAMPLE_HEIGHT_SCALE,
     K_SAMPLE_UPRIGHT,
     K_SAMPLE_HIT,
+    K_STRENGTH,
     NKEY
 } key_id;
 
@@ -97,7 +98,8 @@ static const char* const KEYS[NKEY] = {"clip",
                                        "sample_root_scale",
                                        "sample_height_scale",
                                        "sample_upright",
-                                       "sample_hit"};
+                                       "sample_hit",
+                                       "strength"};
 
 /* What a bad line says: "\"key\": message" into msg. Returns false, for `return fail(...)`. */
 static bool fail(char* msg, size_t cap, const char* key, const char* fmt, ...)
@@ -459,6 +461,8 @@ static bool scalar_value(key_id k, const cJSON* e, sim_job* job, char* msg, size
     case K_ANCHOR:
         ok = choice_value(e, key, fb_root_anchor_names, FB_NROOT_ANCHOR, &job->anchor, msg, cap);
         return ok;
+    case K_STRENGTH:
+        return choice_value(e, key, fb_strength_names, FB_NSTRENGTH, &job->strength, msg, cap);
     case K_FORMAT:
         ok = choice_value(e, key, FORMATS, 2, &c, msg, cap);
         job->gltf = c == 1;

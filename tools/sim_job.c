@@ -19,6 +19,7 @@ void sim_job_init(sim_job* j) {
     j->controller = -1;
     j->root = -1;
     j->anchor = -1;
+    j->strength = -1;
     j->sample_hit_scale = -1.0;
     j->sample_pull = -1.0;
     j->sample_step = -1.0;
@@ -343,6 +344,13 @@ static bool random_window(double dur, int n, double* t_lo, double* t_hi) {
 static int job_gains(const sim_job* j, const fb_clip* clip, const fb_character* ch, fb_gains* g,
                      fb_ref** ref_out, FILE* log, const char* tag) {
     fb_error err;
+    if (j->gains && j->strength >= 0) {
+        fprintf(log,
+                "%s: --strength %s: the torque limits are the gains file's (--gains %s); "
+                "--strength makes the default gains' (or: gains init --strength)\n",
+                tag, fb_strength_name((fb_strength)j->strength), j->gains);
+        return EXIT_USAGE;
+    }
     if (j->gains) {
         if (fb_gains_load(j->gains, g, &err) != FB_OK) {
             fprintf(log, "%s: %s\n", tag, err.msg);
@@ -354,7 +362,8 @@ static int job_gains(const sim_job* j, const fb_clip* clip, const fb_character* 
     } else {
         fb_ref* ref = fb_ref_from_clip(clip, ch, j->rate > 0.0 ? j->rate : 240.0, j->first,
                                        j->last, NULL, &err);
-        const fb_status s = ref ? fb_gains_init(ch->model, ref, g, &err) : err.code;
+        const fb_strength who = j->strength >= 0 ? (fb_strength)j->strength : FB_STRENGTH_MEAN;
+        const fb_status s = ref ? fb_gains_init_strength(ch->model, ref, who, g, &err) : err.code;
         *ref_out = ref; /* the simulation's reference too: same clip, frames, rate and fit */
         if (s != FB_OK) {
             fprintf(log, "%s: %s\n", tag, err.msg);
@@ -389,6 +398,7 @@ static int write_outputs(const sim_job* j, const fb_sim* s, const fb_character* 
     }
     const sim_report_info info = {.clip_path = j->clip.clip,
                                   .gains_path = j->gains,
+                                  .strength = j->strength,
                                   .gains = g,
                                   .ch = ch,
                                   .sample = sample,

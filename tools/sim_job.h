@@ -16,6 +16,9 @@
 typedef struct sim_job {
     clip_args clip;         /* CLIP and the character options */
     const char* gains;      /* --gains FILE, or NULL: the defaults of `gains init` */
+    int strength;           /* --strength (fb_strength): whose strength the defaults' torque
+                               limits are, -1 = gains init's default (the mean); not with a
+                               gains file */
     const char* out;        /* -o OUT.bvh (required) */
     int nreport;            /* --report R.html and/or --report R.json */
     const char* report[2];

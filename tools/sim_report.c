@@ -5,6 +5,7 @@
 
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -466,6 +467,20 @@ static cJSON* hit_json(const fb_sim* s, int k, const fb_model* m) {
     return o;
 }
 
+const char* sim_report_gains(const sim_report_info* info, const char* head, const char* tail,
+                             char* buf, size_t cap) {
+    if (info->gains_path) {
+        return info->gains_path;
+    }
+    if (info->strength < 0) {
+        snprintf(buf, cap, "%s%s", head, tail);
+    } else {
+        snprintf(buf, cap, "%s --strength %s%s", head,
+                 fb_strength_name((fb_strength)info->strength), tail);
+    }
+    return buf;
+}
+
 fb_status sim_report_json(const fb_sim* s, const sim_report_info* info, const char* path,
                           fb_error* err) {
     const fb_model* m = info->ch->model;
@@ -477,7 +492,9 @@ fb_status sim_report_json(const fb_sim* s, const sim_report_info* info, const ch
     cJSON_AddStringToObject(root, "format", "featherbone-report");
     cJSON_AddNumberToObject(root, "version", 1);
     cJSON_AddStringToObject(root, "clip", info->clip_path);
-    cJSON_AddStringToObject(root, "gains", info->gains_path ? info->gains_path : "(gains init)");
+    char gains[1100];
+    cJSON_AddStringToObject(root, "gains",
+                            sim_report_gains(info, "(gains init", ")", gains, sizeof gains));
     cJSON_AddStringToObject(root, "controller", fb_controller_name(info->gains->controller));
     cJSON_AddStringToObject(root, "root", fb_root_mode_name(info->gains->root.mode));
     cJSON_AddStringToObject(root, "anchor", fb_root_anchor_name(info->gains->root.anchor));

@@ -3,6 +3,8 @@
 #ifndef FB_TOOLS_SIM_REPORT_H
 #define FB_TOOLS_SIM_REPORT_H
 
+#include <stddef.h>
+
 #include "featherbone/featherbone.h"
 
 /* Most joint-torque series a report plots (the most loaded dofs). */
@@ -11,6 +13,8 @@
 typedef struct sim_report_info {
     const char* clip_path;
     const char* gains_path; /* NULL: the defaults of `gains init` */
+    int strength;           /* those defaults' strength (fb_strength), -1: not asked (the
+                               mean) */
     const fb_gains* gains;  /* as simulated (after the command line's overrides) */
     const fb_character* ch;
     const fb_sample_result* sample; /* the search for the reference (--sample), or NULL */
@@ -18,6 +22,12 @@ typedef struct sim_report_info {
     const char* sample_plan;        /* the plan file the search was kept in (--sample-save) or the
                                        reference followed (--sample-load), or NULL */
 } sim_report_info;
+
+/* Where the gains came from, as the reports name it: the file, or head and tail around gains
+ * init's --strength when it was asked ("(gains init" ")": "(gains init --strength men)"); in
+ * buf when not the file's path. */
+const char* sim_report_gains(const sim_report_info* info, const char* head, const char* tail,
+                             char* buf, size_t cap);
 
 /* Most joint axes the reports list as having sat at their torque limits. */
 #define SIM_REPORT_BOUND_DOFS 12

@@ -146,11 +146,12 @@ static void run_section(html_doc* h, const page* p) {
     const fb_gains* g = p->info->gains;
     const double frame_dt = p->n > 1 ? p->fr[1].time - p->fr[0].time : 0.0;
     const bool assisted = g->root.mode == FB_ROOT_ASSISTED;
+    char gains[1100];
     html_paragraphf(h,
                     "Clip: %s; gains: %s; controller: %s; root: %s%s%s; simulated at %.0f Hz, "
                     "recorded at %.0f Hz: %d frames, %.3f s.",
                     p->info->clip_path,
-                    p->info->gains_path ? p->info->gains_path : "gains init defaults",
+                    sim_report_gains(p->info, "gains init defaults", "", gains, sizeof gains),
                     fb_controller_name(g->controller), fb_root_mode_name(g->root.mode),
                     assisted ? ", its help anchored to the " : "",
                     assisted ? fb_root_anchor_name(g->root.anchor) : "", g->rate,

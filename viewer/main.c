@@ -34,6 +34,8 @@ static const char USAGE[] =
     "options:\n"
     "  --gains FILE        gains (default: those of `featherbone gains init`); the file is\n"
     "                      re-read when it changes, and a bad one leaves the last good gains\n"
+    "  --strength WHO      without --gains: the default gains' torque limits from the mean\n"
+    "                      of men's and women's strength (mean), men's or women's\n"
     "  --hit SPEC          a planned hit, as for `featherbone simulate` (repeatable), e.g.\n"
     "                      time=1.2,target=LeftElbow,speed=10,mass=0.45,radius=0.11\n"
     "  --sample-load PLAN  a free or assisted root follows the offsets a search kept\n"
@@ -88,6 +90,7 @@ typedef struct view_args {
     int every;
     bool ghost_offset, no_hud, no_balance;
     bool wall_clock;
+    bool strength_given; /* --strength */
 } view_args;
 
 static int usage_error(const char* fmt, const char* a, const char* b) {
@@ -159,6 +162,12 @@ static int take_value(view_args* a, const char* opt, const char* val) {
         a->src.rules = val;
     } else if (strcmp(opt, "--gains") == 0) {
         a->src.gains = val;
+    } else if (strcmp(opt, "--strength") == 0) {
+        a->src.strength = fb_choice_index(fb_strength_names, FB_NSTRENGTH, val);
+        if (a->src.strength < 0) {
+            return usage_error("--strength: expected mean, men or women, found '%s'%s", val, "");
+        }
+        a->strength_given = true;
     } else if (strcmp(opt, "--sample-load") == 0) {
         a->src.sample_plan = val;
     } else if (strcmp(opt, "--script") == 0) {
@@ -235,10 +244,15 @@ static int parse_args(view_args* a, int argc, char** argv) {
     if (a->wall_clock && !a->script) {
         return usage_error("--wall-clock goes with --script%s%s", "", "");
     }
-    if (a->src.playback && (a->src.gains || a->src.nhit > 0 || a->src.sample_plan)) {
-        return usage_error("--playback has no physics: no --gains, --hit or --sample-load with "
-                           "it%s%s",
+    if (a->src.playback &&
+        (a->src.gains || a->src.nhit > 0 || a->src.sample_plan || a->strength_given)) {
+        return usage_error("--playback has no physics: no --gains, --strength, --hit or "
+                           "--sample-load with it%s%s",
                            "", "");
+    }
+    if (a->src.gains && a->strength_given) {
+        return usage_error("--strength: the torque limits are the gains file's (--gains %s)%s",
+                           a->src.gains, "; --strength makes the default gains'");
     }
     a->src.hit = a->hit;
     return -1;

@@ -38,6 +38,7 @@
 typedef struct sim_source {
     const char* clip_path;
     const char* gains_path; /* NULL: the defaults of gains init */
+    fb_strength strength;   /* theirs (--strength) */
     fb_rules rules;
     fb_clip* clip;
     fb_character* ch;
@@ -676,10 +677,12 @@ static bool sim_export(void* impl, const char* prefix, char* msg, size_t cap) {
         fprintf(stderr, "featherbone-view: export failed: %s\n", err.msg);
         return false;
     }
+    const bool strength = !s->gains_path && s->strength != FB_STRENGTH_MEAN;
     printf("featherbone-view: wrote %s, %s, %s (%d hits); the same take from the command line:\n"
            "  featherbone simulate %s --hits %s%s%s%s%s -o OUT.bvh\n",
            path[0], path[1], path[2], s->nhit, s->clip_path, path[2],
-           s->gains_path ? " --gains " : "", s->gains_path ? s->gains_path : "",
+           s->gains_path ? " --gains " : (strength ? " --strength " : ""),
+           s->gains_path ? s->gains_path : (strength ? fb_strength_name(s->strength) : ""),
            s->plan_path ? " --sample-load " : "", s->plan_path ? s->plan_path : "");
     fflush(stdout);
     snprintf(msg, cap, "exported %s (+ .balls.json, .hits.json)", path[0]);
@@ -723,9 +726,15 @@ static fb_status first_gains(sim_source* s, fb_error* err) {
     if (!s->ref) {
         return err->code;
     }
-    snprintf(s->gains_line, sizeof s->gains_line, "gains: the defaults of gains init (--gains "
-             "FILE to edit them live)");
-    return fb_gains_init(s->ch->model, s->ref, &s->g, err);
+    if (s->strength == FB_STRENGTH_MEAN) {
+        snprintf(s->gains_line, sizeof s->gains_line,
+                 "gains: the defaults of gains init (--gains FILE to edit them live)");
+    } else {
+        snprintf(s->gains_line, sizeof s->gains_line,
+                 "gains: gains init --strength %s (--gains FILE to edit them live)",
+                 fb_strength_name(s->strength));
+    }
+    return fb_gains_init_strength(s->ch->model, s->ref, s->strength, &s->g, err);
 }
 
 static const source_ops SIM_OPS = {.close = sim_close,
@@ -755,6 +764,7 @@ void* source_sim_open(const source_opts* o, const source_ops** ops, fb_error* er
     *ops = &SIM_OPS;
     s->clip_path = o->clip;
     s->gains_path = o->gains;
+    s->strength = (fb_strength)o->strength;
     if (o->nhit > FB_SIM_MAX_BALLS) {
         set_err(err, FB_EINVAL, "--hit: too many balls");
         free(s);

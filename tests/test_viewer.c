@@ -134,6 +134,8 @@ static void check_no_leftovers(const char* dir) {
     closedir(d);
 }
 
+static bool slurp(const char* path, char* buf, size_t cap);
+
 /* Bad arguments and bad clips: exit code 2 with a message, no window needed. */
 static void check_refusals(const char* out) {
     const char* bad[] = {
@@ -153,9 +155,8 @@ static void check_refusals(const char* out) {
         "'" FB_DATA_DIR "/131_01.bvh' --playback --sample-load p.json",     /* no physics */
         "'" FB_DATA_DIR "/131_01.bvh' --script /nonexistent.txt",           /* unreadable script */
         "'" FB_DATA_DIR "/131_01.bvh' --script '" FB_TEST_DATA_DIR "/bad_header.bvh'", /* bad */
-        "'" FB_DATA_DIR "/131_01.bvh' --strength strong",             /* no such strength */
-        "'" FB_DATA_DIR "/131_01.bvh' --strength men --gains g.json", /* the file's limits */
-        "'" FB_DATA_DIR "/131_01.bvh' --playback --strength men",     /* no physics */
+        "'" FB_DATA_DIR "/131_01.bvh' --strength strong",         /* no such strength */
+        "'" FB_DATA_DIR "/131_01.bvh' --playback --strength men", /* no physics */
     };
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         char cmd[4096];
@@ -167,6 +168,17 @@ static void check_refusals(const char* out) {
     char cmd[4096];
     snprintf(cmd, sizeof cmd, "'%s' --help >/dev/null", FB_VIEW_PATH);
     CHECK(run(cmd) == 0, "--help should exit 0");
+    /* a good gains file and --strength: the file's limits or the strength's, not both */
+    snprintf(cmd, sizeof cmd,
+             "'%s' gains init '%s/131_01.bvh' -o '%s/g.json' >/dev/null && '%s' '%s/131_01.bvh' "
+             "--gains '%s/g.json' --strength men >/dev/null 2>'%s/refusal.txt'",
+             FB_CLI_PATH, FB_DATA_DIR, out, FB_VIEW_PATH, FB_DATA_DIR, out, out);
+    const int rc = run(cmd);
+    char said[1024] = "";
+    snprintf(cmd, sizeof cmd, "%s/refusal.txt", out);
+    slurp(cmd, said, sizeof said);
+    CHECK(rc == 2 && strstr(said, "--strength: the torque limits are the gains file's"),
+          "--gains with --strength: exit %d, '%s'", rc, said);
 }
 
 /* Reads an RGB image, checking its size; NULL (and a failure) otherwise. */

@@ -658,6 +658,10 @@ START_TEST(report_of_a_free_root_says_when_it_fell) {
     char line[160];
     snprintf(line, sizeof line, "fell at %.2f s: %s (", t, cause);
     ck_assert_msg(strstr(said, line), "no '%s' in:\n%s", line, said);
+    /* and, the run having searched nothing, which option searches a reference to follow */
+    const char* note = strstr(said, "note: this free root tracked the clip's own");
+    ck_assert_msg(note && note > strstr(said, line) && strstr(note, "--sample 80"),
+                  "no note on --sample after the fall:\n%s", said);
     check_ground(j, said);
     /* at rest after the fall (asleep: the world steps no contact for it) the ground holds the
      * body's weight, not nothing */

@@ -482,7 +482,7 @@ static void print_grounded_notes(const fb_sim* s, FILE* log, const char* tag) {
 
 /* The summary lines on the terminal. */
 static void print_summary(const fb_sim* s, const fb_model* m, const fb_gains* g, double wall,
-                          FILE* log, const char* tag) {
+                          bool searched, FILE* log, const char* tag) {
     sim_summary sm;
     sim_summarize(s, m, &sm);
     fprintf(log, "%s: %.2f s simulated in %.2f s wall (%.1fx real time); MPJPE mean %.2f cm, "
@@ -545,6 +545,14 @@ static void print_summary(const fb_sim* s, const fb_model* m, const fb_gains* g,
     sim_fall_text(&sm, g->root.mode, fall, sizeof fall);
     if (fall[0]) {
         fprintf(log, "%s: %s\n", tag, fall);
+    }
+    if (sm.fall.cause != FB_FALL_NONE && g->root.mode == FB_ROOT_FREE && !searched) {
+        /* the way out is an option away: say which (docs/CONTROL.md §10-11) */
+        fprintf(log,
+                "%s: note: this free root tracked the clip's own (grounded) reference; --sample 80 "
+                "first searches a reference this body can follow, which keeps the shared walks "
+                "up (minutes; docs/CONTROL.md section 11)\n",
+                tag);
     }
     for (int k = 0; k < fb_sim_nball(s); k++) {
         const fb_hit_result* r = &fb_sim_hits(s)[k];
@@ -684,7 +692,7 @@ int sim_job_run(const sim_job* j, FILE* log, const char* tag) {
         rc = st == FB_ENUMERIC ? EXIT_FAIL : exit_code_for(st);
         goto done;
     }
-    print_summary(s, ch->model, g, wall, log, tag);
+    print_summary(s, ch->model, g, wall, job.sample > 0 || job.sample_load, log, tag);
     rc = write_outputs(&job, s, ch, g, job.sample > 0 ? &sample : NULL, log, tag);
 done:
     fb_sim_destroy(s);

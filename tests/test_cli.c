@@ -564,6 +564,57 @@ static void sample_run(const char* clip, const char* dir, const char* out, const
     ck_assert_msg(rc == code && strstr(buf, says), "exit %d (expected %d): %s", rc, code, buf);
 }
 
+/* DIR/plan.json (a search's, which the run of b_path followed bit for bit) followed by runs
+ * that are not its search's walk, or read back altered: a ball the search did not have gives
+ * another walk (its BVH differs from b_path) and says so; the search's end made up says so
+ * too; a plan without it (saved before stop 50) says nothing either way; a malformed one is
+ * refused by name. */
+static void plan_followed_otherwise(const char* clip, const char* dir, const char* b_path) {
+    sample_run(clip, dir, "e.bvh", "--hit time=0.2,target=Chest,speed=10,mass=0.45 --sample-load",
+               0, "note: not the walk the plan's search found (that one stayed up, its end state ");
+    char path[600], cmd[4096];
+    snprintf(path, sizeof path, "%s/e.bvh", dir);
+    char* e = ck_slurp(path);
+    char* b = ck_slurp(b_path);
+    ck_assert_msg(strcmp(e, b) != 0, "the ball changed nothing in %s", path);
+    free(e);
+    free(b);
+    snprintf(path, sizeof path, "%s/plan.json", dir);
+    char* plan = ck_slurp(path);
+    char* end = strstr(plan, "\"end_state\":\t\"");
+    ck_assert_ptr_nonnull(end);
+    end += strlen("\"end_state\":\t\"");
+    const char* kinds[][3] = {{"flip", "0", "note: not the walk the plan's search found"},
+                              {"hex", "2", "searched.end_state: expected 16 hex digits"},
+                              {"none", "0", "no search"}};
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        char* text = strdup(plan);
+        char* at = text + (end - plan);
+        if (k == 0) {
+            at[0] = at[0] == '0' ? '1' : '0'; /* another end state */
+        } else if (k == 1) {
+            at[3] = 'x';
+        } else {
+            char* open = strstr(text, "\"searched\":");
+            char* close = strchr(open, '}');
+            memmove(open, close + 2, strlen(close + 2) + 1); /* the object and its comma gone */
+        }
+        char altered[600];
+        snprintf(altered, sizeof altered, "%s/plan_%s.json", dir, kinds[k][0]);
+        ck_write_text(altered, text);
+        free(text);
+        snprintf(cmd, sizeof cmd,
+                 "simulate '%s' --root free --frames 0:48 --quiet -o '%s/f.bvh' --sample-load '%s'",
+                 clip, dir, altered);
+        const int rc = run(cmd, buf, sizeof buf);
+        ck_assert_msg(rc == atoi(kinds[k][1]) && strstr(buf, kinds[k][2]), "%s: exit %d: %s",
+                      kinds[k][0], rc, buf);
+        ck_assert_msg(k != 2 || (!strstr(buf, "bit for bit") && !strstr(buf, "not the walk")),
+                      "a plan without its search's end: %s", buf);
+    }
+    free(plan);
+}
+
 START_TEST(simulate_sample_searches_or_explains) {
     char dir[64];
     ck_tmpdir(dir, sizeof dir, "sample");
@@ -627,17 +678,23 @@ START_TEST(simulate_sample_searches_or_explains) {
     snprintf(opts, sizeof opts, "--report '%s/c.json' --sample-load", dir);
     sample_run(clip, dir, "c.bvh", opts, 0, "offsets in");
     ck_assert_msg(strstr(buf, "no search"), "%s", buf);
+    /* the plan says how its search's walk ended, and the follower that it is that walk (the
+     * two BVH files are compared byte for byte below) */
+    ck_assert_msg(strstr(buf, "the walk the plan's search found, bit for bit: it stayed up, its "
+                              "end state "),
+                  "%s", buf);
     snprintf(path, sizeof path, "%s/c.json", dir);
     json = ck_slurp(path);
     ck_assert_ptr_nonnull(json);
     ck_assert_msg(strstr(json, "\"sampling\":\t{\n\t\t\"plan\":") &&
-                      !strstr(json, "\"simulations\""),
+                      !strstr(json, "\"simulations\"") && strstr(json, "\"as_searched\":\ttrue"),
                   "the report of a followed plan: %.400s", strstr(json, "\"sampling\""));
     free(json);
     char b_path[600], c_path[600];
     snprintf(b_path, sizeof b_path, "%s/b.bvh", dir);
     snprintf(c_path, sizeof c_path, "%s/c.bvh", dir);
     ck_same_file(b_path, c_path);
+    plan_followed_otherwise(clip, dir, b_path);
     /* misuse, each exit 2 and named: a plan without a search, a plan and a search, the search's
      * options without one or out of range, a plan for other frames */
     const char* misuse[][2] = {

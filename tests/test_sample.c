@@ -245,6 +245,26 @@ START_TEST(sampling_is_deterministic_and_returns_what_it_scored) {
     fb_sim* s = run_walk(&w, a);
     ck_assert_msg(same_time(fall_time(s), r1.fall_after), "fell at %g, the search said %g",
                   fall_time(s), r1.fall_after);
+    /* standing, its end is the search's last simulation's, to the bit: the fingerprint the
+     * search kept is FNV-1a over q and the velocities, computed here */
+    if (isnan(r1.fall_after)) {
+        const fb_data* d = fb_world_data(fb_sim_world(s), 0);
+        uint64_t h = 1469598103934665603ull;
+        const unsigned char* bytes[] = {(const unsigned char*)d->q, (const unsigned char*)d->qd};
+        const size_t len[] = {(size_t)m->nq * sizeof(double), (size_t)m->nv * sizeof(double)};
+        for (int k = 0; k < 2; k++) {
+            for (size_t i = 0; i < len[k]; i++) {
+                h = (h ^ bytes[k][i]) * 1099511628211ull;
+            }
+        }
+        ck_assert_msg(r1.end_hash == h && fb_sim_state_hash(s) == h,
+                      "the search's end %016llx, the run's %016llx (computed here %016llx)",
+                      (unsigned long long)r1.end_hash, (unsigned long long)fb_sim_state_hash(s),
+                      (unsigned long long)h);
+    } else {
+        ck_assert(r1.end_hash == 0);
+    }
+    ck_assert(r1.end_hash == r3.end_hash);
     int capped = 0;
     const double score =
         recorded_score(s, (r1.windows - 1) * o.window, &o, &w, NULL, NULL, &capped);
@@ -681,6 +701,12 @@ START_TEST(a_kept_plan_gives_the_searched_reference) {
     ck_assert(memcmp(back.dof, plan.dof, (size_t)plan.dofs * sizeof(int)) == 0);
     ck_assert_msg(memcmp(back.points, plan.points, np * sizeof(double)) == 0,
                   "the control points changed on their way through the file");
+    /* and how the search's walk ended, as the search said it */
+    ck_assert(plan.searched_known && back.searched_known);
+    ck_assert(same_time(plan.searched_fall, r.fall_after) &&
+              same_time(back.searched_fall, r.fall_after));
+    ck_assert(plan.searched_end == r.end_hash && back.searched_end == r.end_hash);
+    ck_assert(isnan(r.fall_after) ? r.end_hash != 0 : r.end_hash == 0);
     double most = 0.0;
     for (size_t i = 0; i < np; i++) {
         most = fmax(most, fabs(plan.points[i]));

@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "sim_job.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -268,8 +269,8 @@ static int job_sample(const sim_job* j, const fb_clip* clip, const fb_character*
 /* --sample-load: the reference of the offsets a search kept in a file (fb_sample_plan_load,
  * fb_sample_plan_reference) into *ctl, without searching. */
 static int job_sample_load(const sim_job* j, const fb_clip* clip, const fb_character* ch,
-                           const fb_gains* g, const fb_sim_opts* so, fb_ref** ctl, FILE* log,
-                           const char* tag) {
+                           const fb_gains* g, const fb_sim_opts* so, fb_ref** ctl,
+                           fb_sample_plan* followed, FILE* log, const char* tag) {
     fb_error err;
     fb_sample_plan plan = {0};
     fb_status st = fb_sample_plan_load(j->sample_load, ch->model, &plan, &err);
@@ -286,7 +287,45 @@ static int job_sample_load(const sim_job* j, const fb_clip* clip, const fb_chara
                 tag, j->sample_load, plan.windows, plan.window, plan.dofs);
     }
     fb_sample_plan_free(&plan);
+    *followed = plan; /* its search's end, to compare the run with (plan_as_searched) */
     return st == FB_OK ? EXIT_OK : exit_code_for(st);
+}
+
+/* How a run ended, in words: "stayed up, its end state 0123456789abcdef" or "fell at 1.970 s". */
+static void end_words(double fall, uint64_t end, char* buf, size_t cap) {
+    if (isnan(fall)) {
+        snprintf(buf, cap, "stayed up, its end state %016" PRIx64, end);
+    } else {
+        snprintf(buf, cap, "fell at %.3f s", fall);
+    }
+}
+
+/* Whether the run that followed plan is the walk its search found, bit for bit (the same fall
+ * time, or the same state at the end): 1 or 0, said on the log; -1 when the plan does not say
+ * how its search ended (saved before stop 50). */
+static int plan_as_searched(fb_sim* s, const fb_sample_plan* plan, FILE* log, const char* tag) {
+    if (!plan->searched_known) {
+        return -1;
+    }
+    const fb_fall f = fb_tracker_fall(fb_sim_tracker(s));
+    const double fall = f.cause == FB_FALL_NONE ? NAN : f.time;
+    const uint64_t end = isnan(fall) ? fb_sim_state_hash(s) : 0;
+    const bool same = isnan(fall) ? isnan(plan->searched_fall) && end == plan->searched_end
+                                  : fall == plan->searched_fall;
+    char was[64], is[64];
+    end_words(plan->searched_fall, plan->searched_end, was, sizeof was);
+    end_words(fall, end, is, sizeof is);
+    if (same) {
+        fprintf(log, "%s: the walk the plan's search found, bit for bit: it %s\n", tag, is);
+    } else {
+        fprintf(log,
+                "%s: note: not the walk the plan's search found (that one %s; this one %s): "
+                "other hits, gains or options than the search's, or another build's "
+                "rounding, and a searched walk holds only bit for bit (docs/CONTROL.md "
+                "section 11); --sample N searches again\n",
+                tag, was, is);
+    }
+    return same;
 }
 
 static double norm3(fb_v3 v) {
@@ -385,8 +424,8 @@ static int job_gains(const sim_job* j, const fb_clip* clip, const fb_character* 
 /* Writes every output; stops at the first failure (the files written before it stay: each is
  * whole). */
 static int write_outputs(const sim_job* j, const fb_sim* s, const fb_character* ch,
-                         const fb_gains* g, const fb_sample_result* sample, FILE* log,
-                         const char* tag) {
+                         const fb_gains* g, const fb_sample_result* sample, int as_searched,
+                         FILE* log, const char* tag) {
     fb_error err;
     char paths[SIM_JOB_MAX_OUTPUTS][1024];
     /* the plan (the last, when kept) was written after the search */
@@ -403,7 +442,8 @@ static int write_outputs(const sim_job* j, const fb_sim* s, const fb_character* 
                                   .ch = ch,
                                   .sample = sample,
                                   .sample_opts = job_sample_opts(j),
-                                  .sample_plan = j->sample_load ? j->sample_load : j->sample_save};
+                                  .sample_plan = j->sample_load ? j->sample_load : j->sample_save,
+                                  .plan_as_searched = as_searched};
     for (int k = 0; st == FB_OK && k < j->nreport; k++) {
         st = ends_with(j->report[k], ".json") ? sim_report_json(s, &info, j->report[k], &err)
                                               : sim_report_html(s, &info, j->report[k], &err);
@@ -608,6 +648,7 @@ int sim_job_run(const sim_job* j, FILE* log, const char* tag) {
     fb_ref* ref = NULL;
     fb_ref* ctl = NULL; /* --sample's reference */
     fb_sample_result sample = {0};
+    fb_sample_plan followed = {0}; /* --sample-load's plan: how its search ended */
     fb_error err;
     if (!g || !hits) {
         fprintf(log, "%s: out of memory\n", tag);
@@ -659,7 +700,7 @@ int sim_job_run(const sim_job* j, FILE* log, const char* tag) {
         }
         so.control = ctl;
     } else if (job.sample_load) {
-        rc = job_sample_load(&job, clip, ch, g, &so, &ctl, log, tag);
+        rc = job_sample_load(&job, clip, ch, g, &so, &ctl, &followed, log, tag);
         if (rc != EXIT_OK) {
             goto done;
         }
@@ -693,7 +734,8 @@ int sim_job_run(const sim_job* j, FILE* log, const char* tag) {
         goto done;
     }
     print_summary(s, ch->model, g, wall, job.sample > 0 || job.sample_load, log, tag);
-    rc = write_outputs(&job, s, ch, g, job.sample > 0 ? &sample : NULL, log, tag);
+    const int as_searched = job.sample_load ? plan_as_searched(s, &followed, log, tag) : -1;
+    rc = write_outputs(&job, s, ch, g, job.sample > 0 ? &sample : NULL, as_searched, log, tag);
 done:
     fb_sim_destroy(s);
     fb_ref_destroy(ctl);

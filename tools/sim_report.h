@@ -21,6 +21,9 @@ typedef struct sim_report_info {
     fb_sample_opts sample_opts;     /* its options (--sample N and the --sample-* options) */
     const char* sample_plan;        /* the plan file the search was kept in (--sample-save) or the
                                        reference followed (--sample-load), or NULL */
+    int plan_as_searched;           /* --sample-load: 1 the run is the walk the plan's search
+                                       found, bit for bit, 0 it is not, -1 not known (a plan
+                                       saved before stop 50) or no plan followed */
 } sim_report_info;
 
 /* Where the gains came from, as the reports name it: the file, or head and tail around gains

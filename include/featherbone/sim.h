@@ -253,6 +253,10 @@ FB_API fb_status fb_sim_run(fb_sim* s, void (*progress)(void* user, double fract
 
 FB_API bool fb_sim_done(const fb_sim* s);
 FB_API double fb_sim_time(const fb_sim* s);
+/* A fingerprint of the character's state as it stands (FNV-1a over the bits of its q and
+ * velocities): two simulations with the same fingerprint at the same time are, to every
+ * practical purpose, the same run bit for bit; any other rounding anywhere before shows. */
+FB_API uint64_t fb_sim_state_hash(const fb_sim* s);
 FB_API double fb_sim_duration(const fb_sim* s);
 FB_API fb_world* fb_sim_world(fb_sim* s);
 FB_API fb_tracker* fb_sim_tracker(fb_sim* s);
@@ -327,6 +331,12 @@ typedef struct fb_sample_plan {
     int dof[FB_SAMPLE_MAX_DOFS]; /* each one's velocity index in the model */
     double* points;              /* ((windows + 1) x dofs): rad, or m for the root's
                                     position; allocated, fb_sample_plan_free */
+    /* How the search's last simulation, the one following these offsets from the start,
+     * ended (since stop 50; a run following the plan is that walk only bit for bit, so a
+     * follower can tell whether it is): known false for a plan saved without it */
+    bool searched_known;
+    double searched_fall;  /* s: its fall (NAN: it stayed up to the end) */
+    uint64_t searched_end; /* fb_sim_state_hash at its end when it stayed up (else 0) */
 } fb_sample_plan;
 
 /* Frees a plan's points (and sets them NULL); NULL or an empty plan is fine. */
@@ -419,6 +429,8 @@ typedef struct fb_sample_result {
                            fell (NAN: it did not) */
     double fall_after;  /* s: the same tracking the sampled reference (NAN: it did not) */
     double cost;        /* the best sequence's score over its last window */
+    uint64_t end_hash;  /* fb_sim_state_hash at the end of the simulation following the
+                           sampled reference when it did not fall (0 when it did) */
     double stand_height; /* m: the clip's standing root height, the median over its frames of
                             the root's height above the ground in the reference
                             fb_ref_grounded makes: the clip's root height above it counts as

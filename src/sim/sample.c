@@ -389,7 +389,7 @@ static double score(const sampler* sp, const fb_sim* s, double t0, double t1, do
 /* Simulates with the reference ctl from the start to t1 (or a fall); the score over
  * [t0, t1] and the fall's time (NAN: none) into *fall. */
 static fb_status evaluate(const sampler* sp, const fb_ref* ctl, double t0, double t1, double* cost,
-                          double* fall, bool* low, fb_error* err) {
+                          double* fall, bool* low, uint64_t* end, fb_error* err) {
     fb_sim_opts so = sp->so;
     so.control = ctl;
     fb_sim* s = fb_sim_create(sp->clip, sp->ch, sp->g, sp->hits, sp->nhit, &so, err);
@@ -398,6 +398,9 @@ static fb_status evaluate(const sampler* sp, const fb_ref* ctl, double t0, doubl
     }
     const fb_status st = run_to(s, t1, fall, err);
     *cost = score(sp, s, t0, t1, *fall, low);
+    if (end) {
+        *end = isnan(*fall) ? fb_sim_state_hash(s) : 0;
+    }
     fb_sim_destroy(s);
     return st;
 }
@@ -433,7 +436,7 @@ static fb_status run_job(sampler* sp, worker* w, int i) {
     const int need =
         apply(sp, w, sp->cand + (size_t)i * sp->ps, sp->o.replay ? sp->duration : sp->t1);
     if (sp->o.replay) {
-        return evaluate(sp, w->ctl, sp->t0, sp->t1, &sp->cost[i], &sp->fall[i], &sp->low[i],
+        return evaluate(sp, w->ctl, sp->t0, sp->t1, &sp->cost[i], &sp->fall[i], &sp->low[i], NULL,
                         &w->err);
     }
     const int p = i % sp->npar;
@@ -725,7 +728,7 @@ fb_ref* fb_sim_sample(const fb_clip* clip, const fb_character* ch, const fb_gain
         double c;
         bool low;
         (void)apply(sp, &sp->w[0], par, sp->duration);
-        st = evaluate(sp, sp->w[0].ctl, 0.0, sp->duration, &c, &r.fall_before, &low, err);
+        st = evaluate(sp, sp->w[0].ctl, 0.0, sp->duration, &c, &r.fall_before, &low, NULL, err);
         r.simulations++;
     }
     if (st == FB_OK && !o->replay) {
@@ -818,12 +821,17 @@ fb_ref* fb_sim_sample(const fb_clip* clip, const fb_character* ch, const fb_gain
         double c;
         bool low;
         lay(m, ground, o->window, sp->nwin, sp->nd, sp->dof, par, out, sp->w[0].d, sp->w[0].dv);
-        st = evaluate(sp, out, 0.0, sp->duration, &c, &r.fall_after, &low, err);
+        st = evaluate(sp, out, 0.0, sp->duration, &c, &r.fall_after, &low, &r.end_hash, err);
         r.simulations++;
     }
     if (st == FB_OK && o->plan) {
         fb_sample_plan* p = o->plan;
-        *p = (fb_sample_plan){.window = o->window, .windows = sp->nwin, .dofs = sp->nd};
+        *p = (fb_sample_plan){.window = o->window,
+                              .windows = sp->nwin,
+                              .dofs = sp->nd,
+                              .searched_known = true,
+                              .searched_fall = r.fall_after,
+                              .searched_end = r.end_hash};
         memcpy(p->dof, sp->dof, (size_t)sp->nd * sizeof(int));
         p->points = malloc(sp->ps * sizeof(double));
         st = p->points ? FB_OK : fb_fail(err, FB_ENOMEM, "sampling: out of memory");

@@ -4,6 +4,7 @@
  * name; the numbers are written as the shortest text that reads back as the same double
  * (fb_json_exact), so that the reference made from a plan read back is the searched one bit
  * for bit. */
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +34,17 @@ fb_status fb_sample_plan_save(const char* path, const fb_model* m, const char* c
         ok = a && cJSON_AddItemToArray(axes, a) &&
              cJSON_AddStringToObject(a, "joint", m->name[b]) &&
              cJSON_AddNumberToObject(a, "axis", plan->dof[i] - m->v_adr[b]);
+    }
+    if (ok && plan->searched_known) {
+        /* how the search's walk ended: a follower compares its own end with it */
+        cJSON* srch = cJSON_AddObjectToObject(root, "searched");
+        char hex[17];
+        snprintf(hex, sizeof hex, "%016" PRIx64, plan->searched_end);
+        ok =
+            srch &&
+            (isnan(plan->searched_fall) ? cJSON_AddNullToObject(srch, "fall_s") != NULL
+                                        : fb_json_add_exact(srch, "fall_s", plan->searched_fall)) &&
+            cJSON_AddStringToObject(srch, "end_state", hex);
     }
     cJSON* points = ok ? cJSON_AddArrayToObject(root, "points") : NULL;
     ok = ok && points;
@@ -103,6 +115,35 @@ static fb_status plan_axes(const char* path, const cJSON* axes, const fb_model* 
     return FB_OK;
 }
 
+/* The search's end, when the file has it ("searched": {"fall_s": null or s, "end_state": 16
+ * hex digits}); a plan saved before stop 50 has none, and p->searched_known stays false. */
+static fb_status plan_searched(const char* path, const cJSON* srch, fb_sample_plan* p,
+                               fb_error* err) {
+    if (!srch) {
+        return FB_OK;
+    }
+    const cJSON* fall = cJSON_GetObjectItemCaseSensitive(srch, "fall_s");
+    const cJSON* end = cJSON_GetObjectItemCaseSensitive(srch, "end_state");
+    char* stop = NULL;
+    const bool hex_ok = cJSON_IsString(end) && strlen(end->valuestring) == 16 &&
+                        strspn(end->valuestring, "0123456789abcdef") == 16;
+    const uint64_t h = hex_ok ? strtoull(end->valuestring, &stop, 16) : 0;
+    if (!cJSON_IsObject(srch) || !hex_ok || (stop && *stop)) {
+        return fb_fail(err, FB_EINVAL, "%s: searched.end_state: expected 16 hex digits", path);
+    }
+    p->searched_fall = NAN;
+    if (!cJSON_IsNull(fall)) {
+        const fb_status s =
+            plan_number(path, srch, "fall_s", "searched.fall_s", 0.0, 1e9, &p->searched_fall, err);
+        if (s != FB_OK) {
+            return s;
+        }
+    }
+    p->searched_known = true;
+    p->searched_end = h;
+    return FB_OK;
+}
+
 /* The control points: rows of p->dofs finite numbers, at least two rows. */
 static fb_status plan_points(const char* path, const cJSON* points, fb_sample_plan* p,
                              fb_error* err) {
@@ -165,6 +206,9 @@ fb_status fb_sample_plan_load(const char* path, const fb_model* m, fb_sample_pla
                    : s;
     s = s == FB_OK ? plan_points(path, cJSON_GetObjectItemCaseSensitive(root, "points"), &p, err)
                    : s;
+    s = s == FB_OK
+            ? plan_searched(path, cJSON_GetObjectItemCaseSensitive(root, "searched"), &p, err)
+            : s;
     cJSON_Delete(root);
     if (s != FB_OK) {
         fb_sample_plan_free(&p);

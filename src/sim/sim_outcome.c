@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "sim_internal.h"
 
@@ -118,4 +119,21 @@ void fb_sim_finish_hits(fb_sim* s) {
         }
     }
     s->finished = true;
+}
+
+/* FNV-1a, 64 bits: a fingerprint of bits, not a cryptographic hash (two runs are compared,
+ * nobody forges them) */
+static uint64_t fnv1a(uint64_t h, const void* p, size_t n) {
+    const unsigned char* b = p;
+    for (size_t i = 0; i < n; i++) {
+        h = (h ^ b[i]) * 1099511628211ull;
+    }
+    return h;
+}
+
+uint64_t fb_sim_state_hash(const fb_sim* s) {
+    const fb_data* d = fb_world_data(s->w, 0);
+    const fb_model* m = s->ch->model;
+    const uint64_t h = fnv1a(1469598103934665603ull, d->q, (size_t)m->nq * sizeof(double));
+    return fnv1a(h, d->qd, (size_t)m->nv * sizeof(double));
 }

@@ -570,11 +570,18 @@ static void sample_run(const char* clip, const char* dir, const char* out, const
  * too; a plan without it (saved before stop 50) says nothing either way; a malformed one is
  * refused by name. */
 static void plan_followed_otherwise(const char* clip, const char* dir, const char* b_path) {
-    sample_run(clip, dir, "e.bvh", "--hit time=0.2,target=Chest,speed=10,mass=0.45 --sample-load",
-               0, "note: not the walk the plan's search found (that one stayed up, its end state ");
-    char path[600], cmd[4096];
-    snprintf(path, sizeof path, "%s/e.bvh", dir);
+    char path[600], cmd[4096], opts[700];
+    snprintf(opts, sizeof opts,
+             "--hit time=0.2,target=Chest,speed=10,mass=0.45 --report '%s/e.json' --sample-load",
+             dir);
+    sample_run(clip, dir, "e.bvh", opts, 0,
+               "note: not the walk the plan's search found (that one stayed up, its end state ");
+    snprintf(path, sizeof path, "%s/e.json", dir);
     char* e = ck_slurp(path);
+    ck_assert_msg(strstr(e, "\"as_searched\":\tfalse"), "%.300s", strstr(e, "\"sampling\""));
+    free(e);
+    snprintf(path, sizeof path, "%s/e.bvh", dir);
+    e = ck_slurp(path);
     char* b = ck_slurp(b_path);
     ck_assert_msg(strcmp(e, b) != 0, "the ball changed nothing in %s", path);
     free(e);

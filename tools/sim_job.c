@@ -301,11 +301,11 @@ static void end_words(double fall, uint64_t end, char* buf, size_t cap) {
 }
 
 /* Whether the run that followed plan is the walk its search found, bit for bit (the same fall
- * time, or the same state at the end): 1 or 0, said on the log; -1 when the plan does not say
- * how its search ended (saved before stop 50). */
+ * time, or the same state at the end): 1 it is, -1 it is not, said on the log; 0 when the plan
+ * does not say how its search ended (saved before stop 50). */
 static int plan_as_searched(fb_sim* s, const fb_sample_plan* plan, FILE* log, const char* tag) {
     if (!plan->searched_known) {
-        return -1;
+        return 0;
     }
     const fb_fall f = fb_tracker_fall(fb_sim_tracker(s));
     const double fall = f.cause == FB_FALL_NONE ? NAN : f.time;
@@ -325,7 +325,7 @@ static int plan_as_searched(fb_sim* s, const fb_sample_plan* plan, FILE* log, co
                 "section 11); --sample N searches again\n",
                 tag, was, is);
     }
-    return same;
+    return same ? 1 : -1;
 }
 
 static double norm3(fb_v3 v) {
@@ -734,7 +734,7 @@ int sim_job_run(const sim_job* j, FILE* log, const char* tag) {
         goto done;
     }
     print_summary(s, ch->model, g, wall, job.sample > 0 || job.sample_load, log, tag);
-    const int as_searched = job.sample_load ? plan_as_searched(s, &followed, log, tag) : -1;
+    const int as_searched = job.sample_load ? plan_as_searched(s, &followed, log, tag) : 0;
     rc = write_outputs(&job, s, ch, g, job.sample > 0 ? &sample : NULL, as_searched, log, tag);
 done:
     fb_sim_destroy(s);

@@ -525,7 +525,7 @@ fb_status sim_report_json(const fb_sim* s, const sim_report_info* info, const ch
         cJSON* js = info->sample ? cJSON_GetObjectItem(root, "sampling")
                                  : cJSON_AddObjectToObject(root, "sampling");
         cJSON_AddStringToObject(js, "plan", info->sample_plan);
-        if (!info->sample && info->plan_as_searched >= 0) {
+        if (!info->sample && info->plan_as_searched != 0) {
             cJSON_AddBoolToObject(js, "as_searched", info->plan_as_searched == 1);
         }
     }

@@ -22,7 +22,7 @@ typedef struct sim_report_info {
     const char* sample_plan;        /* the plan file the search was kept in (--sample-save) or the
                                        reference followed (--sample-load), or NULL */
     int plan_as_searched;           /* --sample-load: 1 the run is the walk the plan's search
-                                       found, bit for bit, 0 it is not, -1 not known (a plan
+                                       found, bit for bit, -1 it is not; 0 not known (a plan
                                        saved before stop 50) or no plan followed */
 } sim_report_info;
 

@@ -204,8 +204,8 @@ static void run_section(html_doc* h, const page* p) {
                             "a search (--sample-load),",
                         p->info->sample_plan);
     }
-    if (p->info->sample_plan && !r && p->info->plan_as_searched >= 0) {
-        html_paragraph(h, p->info->plan_as_searched
+    if (p->info->sample_plan && !r && p->info->plan_as_searched != 0) {
+        html_paragraph(h, p->info->plan_as_searched == 1
                               ? "This run is the walk the plan's search found, bit for bit."
                               : "This run is not the walk the plan's search found: other hits, "
                                 "gains or options than the search's, or another build's "

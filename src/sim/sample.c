@@ -387,7 +387,8 @@ static double score(const sampler* sp, const fb_sim* s, double t0, double t1, do
 }
 
 /* Simulates with the reference ctl from the start to t1 (or a fall); the score over
- * [t0, t1] and the fall's time (NAN: none) into *fall. */
+ * [t0, t1] and the fall's time (NAN: none) into *fall, and when end is not NULL the state's
+ * fingerprint at t1 into *end (fb_sim_state_hash; 0 after a fall). */
 static fb_status evaluate(const sampler* sp, const fb_ref* ctl, double t0, double t1, double* cost,
                           double* fall, bool* low, uint64_t* end, fb_error* err) {
     fb_sim_opts so = sp->so;

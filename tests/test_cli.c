@@ -581,11 +581,7 @@ static void plan_followed_otherwise(const char* clip, const char* dir, const cha
     ck_assert_msg(strstr(e, "\"as_searched\":\tfalse"), "%.300s", strstr(e, "\"sampling\""));
     free(e);
     snprintf(path, sizeof path, "%s/e.bvh", dir);
-    e = ck_slurp(path);
-    char* b = ck_slurp(b_path);
-    ck_assert_msg(strcmp(e, b) != 0, "the ball changed nothing in %s", path);
-    free(e);
-    free(b);
+    ck_assert_msg(!same_bytes(path, b_path), "the ball changed nothing in %s", path);
     snprintf(path, sizeof path, "%s/plan.json", dir);
     char* plan = ck_slurp(path);
     char* end = strstr(plan, "\"end_state\":\t\"");

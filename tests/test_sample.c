@@ -729,6 +729,11 @@ START_TEST(a_kept_plan_gives_the_searched_reference) {
                  "\"LeftKnee\", \"axis\": 0}], \"points\": [[0, 0], [0]]}",
                  "points[1]");
     plan_refused(dir, m, "{\"format\": \"featherbone sampling plan\",\n \"version\": }", ":2");
+    plan_refused(dir, m,
+                 "{\"format\": \"featherbone sampling plan\", \"version\": 1, \"window_s\": "
+                 "0.1, \"axes\": [{\"joint\": \"Hips\", \"axis\": 0}], \"points\": [[0], [0]], "
+                 "\"searched\": 5}",
+                 "searched: expected an object");
     /* a plan for other frames, for another character's axes, for a kinematic root */
     walk w2;
     walk_make(&w2, 0, 96);

@@ -122,13 +122,14 @@ static fb_status plan_searched(const char* path, const cJSON* srch, fb_sample_pl
     if (!srch) {
         return FB_OK;
     }
+    if (!cJSON_IsObject(srch)) {
+        return fb_fail(err, FB_EINVAL, "%s: searched: expected an object", path);
+    }
     const cJSON* fall = cJSON_GetObjectItemCaseSensitive(srch, "fall_s");
     const cJSON* end = cJSON_GetObjectItemCaseSensitive(srch, "end_state");
-    char* stop = NULL;
-    const bool hex_ok = cJSON_IsString(end) && strlen(end->valuestring) == 16 &&
-                        strspn(end->valuestring, "0123456789abcdef") == 16;
-    const uint64_t h = hex_ok ? strtoull(end->valuestring, &stop, 16) : 0;
-    if (!cJSON_IsObject(srch) || !hex_ok || (stop && *stop)) {
+    /* 16 lowercase hex digits, as the writer makes them: strtoull then reads them whole */
+    if (!cJSON_IsString(end) || strlen(end->valuestring) != 16 ||
+        strspn(end->valuestring, "0123456789abcdef") != 16) {
         return fb_fail(err, FB_EINVAL, "%s: searched.end_state: expected 16 hex digits", path);
     }
     p->searched_fall = NAN;
@@ -140,7 +141,7 @@ static fb_status plan_searched(const char* path, const cJSON* srch, fb_sample_pl
         }
     }
     p->searched_known = true;
-    p->searched_end = h;
+    p->searched_end = strtoull(end->valuestring, NULL, 16);
     return FB_OK;
 }
 

@@ -588,6 +588,8 @@ static void check_sample_plan(const char* out) {
     int rc = run_script(out, "plan", text, more, said, sizeof said);
     CHECK(rc == 0, "the plan script exited %d", rc);
     CHECK(strstr(said, "--sample-load"), "the export's command line leaves the plan out");
+    CHECK(!strstr(said, "search found"), "a plan without its search's end judged the run: %s",
+          said);
     char a[1024], b[1024], c[1024];
     snprintf(a, sizeof a, "%s/ptake.bvh", out);
     snprintf(b, sizeof b, "%s/pcli.bvh", out);
@@ -617,6 +619,85 @@ static void check_sample_plan(const char* out) {
     slurp(a, why, sizeof why);
     CHECK(rc == 2 && strstr(why, "kinematic"), "a plan on a kinematic root: exit %d, '%s'", rc,
           why);
+}
+
+/* The first `frames` frames of the bundled clip as a BVH file of their own (the viewer takes
+ * a whole file); false (and a failure) when it cannot be written. */
+static bool short_clip(const char* path, int frames) {
+    static char text[1 << 20];
+    CHECK(slurp(FB_DATA_DIR "/131_01.bvh", text, sizeof text), "cannot read the bundled clip");
+    char* head_end = strstr(text, "Frames:");
+    char* p = head_end ? strstr(head_end, "Frame Time:") : NULL;
+    p = p ? strchr(p, '\n') : NULL;
+    for (int k = 0; p && k < frames; k++) {
+        p = strchr(p + 1, '\n');
+    }
+    CHECK(p, "the bundled clip has no %d frames after its header", frames);
+    FILE* f = p ? fopen(path, "w") : NULL;
+    const char* time_line = head_end ? strstr(head_end, "Frame Time:") : NULL;
+    const bool ok = f && fprintf(f, "%.*sFrames: %d\n%.*s\n", (int)(head_end - text), text, frames,
+                                 (int)(p - time_line), time_line) > 0;
+    CHECK(f && fclose(f) == 0 && ok, "cannot write %s", path);
+    return ok;
+}
+
+/* Whether a run following a plan is the walk its search found: a plan `simulate --sample 3
+ * --sample-save` kept on the first second of the bundled clip, followed to the end in the
+ * viewer, gives the line `simulate --sample-load` gives, with the end state the plan records
+ * (read from the file here); with a ball the search did not have, or the plan's end state
+ * altered, the viewer says it is not that walk. */
+static void check_plan_verdict(const char* out) {
+    char gains[1024], clip[1024], plan[1024], bad[1024], cmd[8192];
+    snprintf(gains, sizeof gains, "%s/gains_verdict.json", out);
+    snprintf(clip, sizeof clip, "%s/short.bvh", out);
+    snprintf(plan, sizeof plan, "%s/vplan.json", out);
+    snprintf(bad, sizeof bad, "%s/vplan_bad.json", out);
+    if (!free_gains(gains) || !short_clip(clip, 120)) {
+        return;
+    }
+    snprintf(cmd, sizeof cmd,
+             "'%s' simulate '%s' --gains '%s' --sample 3 --threads 2 --sample-save '%s' "
+             "-o '%s/vsearch.bvh' --quiet",
+             FB_CLI_PATH, clip, gains, plan, out);
+    CHECK(run(cmd) == 0, "`%s` failed", cmd);
+    static char file[1 << 16];
+    CHECK(slurp(plan, file, sizeof file), "cannot read %s", plan);
+    const char* key = strstr(file, "\"end_state\":");
+    const char* hex = key ? strchr(key + strlen("\"end_state\":"), '"') : NULL;
+    CHECK(hex && strspn(hex + 1, "0123456789abcdef") == 16,
+          "the search's plan has no end state (did its walk fall?): %s", file);
+    if (!hex) {
+        return;
+    }
+    char want[128];
+    snprintf(want, sizeof want, "bit for bit: it stayed up, its end state %.16s", hex + 1);
+    /* the same plan with another end state */
+    FILE* f = fopen(bad, "w");
+    const int at = (int)(hex + 1 - file);
+    const bool ok =
+        f && fprintf(f, "%.*s%c%s", at, file, hex[1] == '0' ? '1' : '0', file + at + 1) > 0;
+    CHECK(f && fclose(f) == 0 && ok, "cannot write %s", bad);
+    static const char* says[3] = {"the walk the plan's search found, bit for bit",
+                                  "note: not the walk the plan's search found",
+                                  "note: not the walk the plan's search found"};
+    for (int k = 0; k < 3; k++) {
+        char log[1024];
+        snprintf(log, sizeof log, "%s/verdict%d.txt", out, k);
+        snprintf(cmd, sizeof cmd,
+                 "xvfb-run -a '%s' '%s' --gains '%s' --sample-load '%s' %s --time 0.99 "
+                 "--size %dx%d --screenshot '%s/verdict.png' >'%s' 2>&1",
+                 FB_VIEW_PATH, clip, gains, k == 2 ? bad : plan,
+                 k == 1 ? "--hit time=0.5,target=Chest,speed=10,mass=0.45" : "", W, H, out, log);
+        CHECK(run(cmd) == 0, "`%s` failed", cmd);
+        char said[4096] = "";
+        slurp(log, said, sizeof said);
+        printf("%s", said);
+        CHECK(strstr(said, says[k]), "run %d: the viewer did not say '%s': %s", k, says[k], said);
+        CHECK(k > 0 || strstr(said, want), "the viewer's end is not the plan's (%s): %s", want,
+              said);
+        CHECK(k == 0 || !strstr(said, "bit for bit"), "run %d judged the searched walk: %s", k,
+              said);
+    }
 }
 
 /* The balance overlay: with a free root (a `gains init` file with the root's mode free), at
@@ -734,6 +815,7 @@ int main(void) {
     check_gains(out);
     check_balance_overlay(out);
     check_sample_plan(out);
+    check_plan_verdict(out);
     check_no_leftovers(out);
     printf("%s\n", failures ? "test_viewer: FAILED" : "test_viewer: passed");
     return failures ? 1 : 0;

@@ -2,7 +2,6 @@
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "sim_job.h"
 
-#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -291,33 +290,16 @@ static int job_sample_load(const sim_job* j, const fb_clip* clip, const fb_chara
     return st == FB_OK ? EXIT_OK : exit_code_for(st);
 }
 
-/* How a run ended, in words: "stayed up, its end state 0123456789abcdef" or "fell at 1.970 s". */
-static void end_words(double fall, uint64_t end, char* buf, size_t cap) {
-    if (isnan(fall)) {
-        snprintf(buf, cap, "stayed up, its end state %016" PRIx64, end);
-    } else {
-        snprintf(buf, cap, "fell at %.3f s", fall);
-    }
-}
-
-/* Whether the run that followed plan is the walk its search found, bit for bit (the same fall
- * time, or the same state at the end): 1 it is, -1 it is not, said on the log; 0 when the plan
- * does not say how its search ended (saved before stop 50). */
-static int plan_as_searched(fb_sim* s, const fb_sample_plan* plan, FILE* log, const char* tag) {
-    if (!plan->searched_known) {
-        return 0;
-    }
-    const fb_fall f = fb_tracker_fall(fb_sim_tracker(s));
-    const double fall = f.cause == FB_FALL_NONE ? NAN : f.time;
-    const uint64_t end = isnan(fall) ? fb_sim_state_hash(s) : 0;
-    const bool same = isnan(fall) ? isnan(plan->searched_fall) && end == plan->searched_end
-                                  : fall == plan->searched_fall;
+/* Whether the run that followed plan is the walk its search found, bit for bit, said on the
+ * log: 1 it is, -1 it is not; 0 when the plan does not say how its search ended (saved
+ * before stop 50). */
+static int plan_as_searched(const fb_sim* s, const fb_sample_plan* plan, FILE* log,
+                            const char* tag) {
     char was[64], is[64];
-    end_words(plan->searched_fall, plan->searched_end, was, sizeof was);
-    end_words(fall, end, is, sizeof is);
-    if (same) {
+    const int same = fb_sample_plan_as_searched(plan, s, is, was, sizeof is);
+    if (same > 0) {
         fprintf(log, "%s: the walk the plan's search found, bit for bit: it %s\n", tag, is);
-    } else {
+    } else if (same < 0) {
         fprintf(log,
                 "%s: note: not the walk the plan's search found (that one %s; this one %s): "
                 "other hits, gains or options than the search's, or another build's "
@@ -325,7 +307,7 @@ static int plan_as_searched(fb_sim* s, const fb_sample_plan* plan, FILE* log, co
                 "section 11); --sample N searches again\n",
                 tag, was, is);
     }
-    return same ? 1 : -1;
+    return same;
 }
 
 static double norm3(fb_v3 v) {

@@ -74,6 +74,10 @@ typedef struct sim_source {
     fb_sample_plan plan;
     fb_ref* control;
     fb_ref* control_prev;
+    /* whether this run, once done, is the walk the plan's search found (1 yes, -1 no, 0 not
+     * judged yet or not known: fb_sample_plan_as_searched), and the HUD's line saying so */
+    int plan_verdict;
+    char plan_line[SOURCE_LINE_MAX];
 } sim_source;
 
 /* err = (code, msg); returns code. */
@@ -120,6 +124,8 @@ static fb_status start(sim_source* s, fb_error* err) {
     s->sim = fb_sim_create(s->clip, s->ch, &s->g, s->hit, s->nhit, &so, err);
     s->failed = false;
     s->fail_msg[0] = '\0';
+    s->plan_verdict = 0;
+    s->plan_line[0] = '\0';
     if (!s->sim) {
         return err->code;
     }
@@ -310,11 +316,36 @@ static void update_view(sim_source* s) {
     snprintf(s->view.line[2], SOURCE_LINE_MAX, "%s", s->gains_line);
     if (s->failed) {
         snprintf(s->view.line[3], SOURCE_LINE_MAX, "stopped: %.80s", s->fail_msg);
+    } else if (s->plan_line[0]) {
+        snprintf(s->view.line[3], SOURCE_LINE_MAX, "%s", s->plan_line);
     } else {
         snprintf(s->view.line[3], SOURCE_LINE_MAX,
                  "stepping %.0fx real time; balls %d (%d thrown); E exports the take",
                  s->step_rtf, s->nhit, s->nhit - s->nplanned);
     }
+}
+
+/* At the end of a run following a plan that says how its search ended: whether this run is
+ * that walk, bit for bit, on the HUD and once on stdout, in `simulate --sample-load`'s words.
+ * Clicks, gains edits and other hits make another walk, and the line says so. */
+static void judge_plan(sim_source* s) {
+    if (!s->plan.points || s->plan_verdict != 0) {
+        return;
+    }
+    char now[64], then[64];
+    s->plan_verdict = fb_sample_plan_as_searched(&s->plan, s->sim, now, then, sizeof now);
+    if (s->plan_verdict > 0) {
+        snprintf(s->plan_line, sizeof s->plan_line, "plan: the walk its search found, bit for bit");
+        printf("featherbone-view: the walk the plan's search found, bit for bit: it %s\n", now);
+    } else if (s->plan_verdict < 0) {
+        snprintf(s->plan_line, sizeof s->plan_line,
+                 "plan: not the walk its search found (this one %.41s)", now);
+        printf("featherbone-view: note: not the walk the plan's search found (that one %s; this "
+               "one %s): other hits, gains or options than the search's, or another build's "
+               "rounding (docs/CONTROL.md section 11)\n",
+               then, now);
+    }
+    fflush(stdout);
 }
 
 static fb_status sim_advance_to(void* impl, double t, fb_error* err) {
@@ -327,6 +358,9 @@ static fb_status sim_advance_to(void* impl, double t, fb_error* err) {
         }
     }
     const bool ok = step_to(s, t);
+    if (ok && fb_sim_done(s->sim)) {
+        judge_plan(s);
+    }
     update_view(s);
     if (!ok) {
         return set_err(err, FB_ENUMERIC, s->fail_msg);

@@ -478,6 +478,15 @@ FB_API fb_status fb_sample_plan_save(const char* path, const fb_model* m, const 
 FB_API fb_status fb_sample_plan_load(const char* path, const fb_model* m, fb_sample_plan* plan,
                                      fb_error* err);
 
+/* Whether the run s, as it stands, is the walk the search that kept plan found, bit for bit:
+ * the same fall time, or, standing, the same fb_sim_state_hash as the search's end (judge it
+ * once the run is done: fb_sim_done). 1 it is, -1 it is not, 0 not known (a plan saved
+ * without its search's end, before stop 50). When the buffers are not NULL, how each ended in
+ * words (`cap` bytes each): this run's in `now`, the search's in `then`: "stayed up, its end
+ * state 0123456789abcdef" or "fell at 1.970 s" (then: empty when not known). */
+FB_API int fb_sample_plan_as_searched(const fb_sample_plan* plan, const fb_sim* s, char* now,
+                                      char* then, size_t cap);
+
 /* Writes the simulated clip as BVH (the input's hierarchy, names, offsets, channel orders and
  * frame rate; fb_motion_write_bvh), one frame per clip frame simulated: the input clip's own
  * frames with what the simulation changed laid on them. Per clip joint and frame the rotation

@@ -1,9 +1,11 @@
 /* What each hit did, from the recorded frames (fb_hit_result's peaks, returns and holds):
  * computed once the simulation is done. */
+#include <inttypes.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "sim_internal.h"
 
@@ -136,4 +138,35 @@ uint64_t fb_sim_state_hash(const fb_sim* s) {
     const fb_model* m = s->ch->model;
     const uint64_t h = fnv1a(1469598103934665603ull, d->q, (size_t)m->nq * sizeof(double));
     return fnv1a(h, d->qd, (size_t)m->nv * sizeof(double));
+}
+
+/* How a run ended, in words: "stayed up, its end state 0123456789abcdef" or "fell at 1.970 s"
+ * (fall NaN: it stayed up). */
+static void end_words(double fall, uint64_t end, char* buf, size_t cap) {
+    if (!buf || cap == 0) {
+        return;
+    }
+    if (isnan(fall)) {
+        snprintf(buf, cap, "stayed up, its end state %016" PRIx64, end);
+    } else {
+        snprintf(buf, cap, "fell at %.3f s", fall);
+    }
+}
+
+int fb_sample_plan_as_searched(const fb_sample_plan* plan, const fb_sim* s, char* now, char* then,
+                               size_t cap) {
+    const fb_fall f = fb_tracker_fall(s->tr);
+    const double fall = f.cause == FB_FALL_NONE ? NAN : f.time;
+    const uint64_t end = isnan(fall) ? fb_sim_state_hash(s) : 0;
+    end_words(fall, end, now, cap);
+    if (!plan->searched_known) {
+        if (then && cap > 0) {
+            then[0] = '\0';
+        }
+        return 0;
+    }
+    end_words(plan->searched_fall, plan->searched_end, then, cap);
+    const bool same = isnan(fall) ? isnan(plan->searched_fall) && end == plan->searched_end
+                                  : fall == plan->searched_fall;
+    return same ? 1 : -1;
 }

@@ -166,7 +166,6 @@ static void check_refusals(const char* out) {
         "'" FB_DATA_DIR "/131_01.bvh' --playback --sample-load p.json",     /* no physics */
         "'" FB_DATA_DIR "/131_01.bvh' --script /nonexistent.txt",           /* unreadable script */
         "'" FB_DATA_DIR "/131_01.bvh' --script '" FB_TEST_DATA_DIR "/bad_header.bvh'", /* bad */
-        "'" FB_DATA_DIR "/131_01.bvh' --strength strong",         /* no such strength */
         "'" FB_DATA_DIR "/131_01.bvh' --playback --strength men", /* no physics */
     };
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {

@@ -555,13 +555,17 @@ static void print_summary(const fb_sim* s, const fb_model* m, const fb_gains* g,
             sm.airborne_frames, sm.nframe, sm.airborne_longest, planned);
     }
     sim_residual res;
-    if (sim_ground_residual(s, m, g->root.mode, sm.weight, &res, NULL)) {
+    if (sim_ground_residual(s, m, g->root.mode, sm.weight, searched, &res, NULL)) {
         fprintf(log,
-                "%s: following its reference exactly would need %.0f N mean (%.1f%% of the "
+                "%s: following %s reference exactly would need %.0f N mean (%.1f%% of the "
                 "body's weight) and %.0f N m of help at the root: what the ground's contacts "
-                "(within %.0f cm; none in %d of its %d frames) cannot give its motion\n",
-                tag, res.mean_force, 100.0 * res.mean_force / sm.weight, res.mean_torque,
-                100.0 * SIM_RESIDUAL_MARGIN, res.no_contact, res.frames);
+                "(within %.0f cm; none in %d of its %d frames) cannot give its motion%s\n",
+                tag, searched ? "the clip's grounded" : "its", res.mean_force,
+                100.0 * res.mean_force / sm.weight, res.mean_torque, 100.0 * SIM_RESIDUAL_MARGIN,
+                res.no_contact, res.frames,
+                searched ? " (the sampled reference this run follows is offset from it for the "
+                           "feedback to act on, not to be followed exactly)"
+                         : "");
     }
     char fall[160];
     sim_fall_text(&sm, g->root.mode, fall, sizeof fall);

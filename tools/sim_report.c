@@ -41,21 +41,32 @@ const char* sim_fall_words(double t, char* buf, size_t cap) {
  * src/control/balance.c BAL_TORQUE_WEIGHT): the residual is fitted as the planner fits. */
 #define RESIDUAL_TORQUE_WEIGHT 3.0
 
+bool sim_report_sampled(const sim_report_info* info) {
+    return info->sample != NULL || info->sample_plan != NULL;
+}
+
 bool sim_ground_residual(const fb_sim* s, const fb_model* m, fb_root_mode root, double weight,
-                         sim_residual* out, double* pct) {
-    const fb_ref* r = fb_sim_control_ref(s);
-    if (root == FB_ROOT_KINEMATIC || !r || r->nframe < 1) {
+                         bool sampled, sim_residual* out, double* pct) {
+    if (root == FB_ROOT_KINEMATIC) {
+        return false;
+    }
+    fb_error err;
+    /* the grounded reference the sim made is its control reference unless it followed
+     * another (a sampled one): then made again, as fb_sim_create and the search make it */
+    fb_ref* made = sampled ? fb_ref_grounded(m, fb_sim_ref(s), NULL, &err) : NULL;
+    const fb_ref* r = sampled ? made : fb_sim_control_ref(s);
+    if (!r || r->nframe < 1) {
+        fb_ref_destroy(made);
         return false;
     }
     double* res = malloc((size_t)r->nframe * 6 * sizeof *res);
     int* np = malloc((size_t)r->nframe * sizeof *np);
-    fb_error err;
     const double mu = fb_world_options(fb_sim_world((fb_sim*)s))->ground_mu;
     bool ok = res && np &&
               fb_ref_ground_residual(m, r, mu, SIM_RESIDUAL_MARGIN, RESIDUAL_TORQUE_WEIGHT, res, np,
                                      &err) == FB_OK;
     if (ok) {
-        *out = (sim_residual){.frames = r->nframe};
+        *out = (sim_residual){.frames = r->nframe, .sampled = sampled};
         for (int f = 0; f < r->nframe; f++) {
             const double* w = res + 6 * (size_t)f;
             out->mean_force += sqrt(w[3] * w[3] + w[4] * w[4] + w[5] * w[5]) / r->nframe;
@@ -71,6 +82,7 @@ bool sim_ground_residual(const fb_sim* s, const fb_model* m, fb_root_mode root, 
     }
     free(np);
     free(res);
+    fb_ref_destroy(made);
     return ok;
 }
 
@@ -593,8 +605,9 @@ fb_status sim_report_json(const fb_sim* s, const sim_report_info* info, const ch
     /* the least help following the reference exactly would need (sim_ground_residual) */
     double* pct = malloc((size_t)(n > 0 ? n : 1) * sizeof *pct);
     sim_residual res;
-    if (pct && sim_ground_residual(s, m, mode, sm.weight, &res, pct)) {
+    if (pct && sim_ground_residual(s, m, mode, sm.weight, sim_report_sampled(info), &res, pct)) {
         cJSON* ro = cJSON_AddObjectToObject(sum, "reference_ground_residual");
+        cJSON_AddBoolToObject(ro, "of_followed_reference", !res.sampled);
         cJSON_AddNumberToObject(ro, "mean_force_N", res.mean_force);
         cJSON_AddNumberToObject(ro, "mean_force_weight_percent",
                                 100.0 * res.mean_force / sm.weight);

@@ -90,22 +90,29 @@ void sim_summarize(const fb_sim* s, const fb_model* m, sim_summary* out);
  * centimetre of the floor touches it with a small change of pose) */
 #define SIM_RESIDUAL_MARGIN 0.01
 
-/* What the ground cannot give the reference a free or an assisted root is driven toward
- * (fb_ref_ground_residual of fb_sim_control_ref, contacts within SIM_RESIDUAL_MARGIN, the
- * world's friction, the balance planner's torque weight): the least help that following it
- * exactly would need. */
+/* What the ground cannot give the clip's grounded reference (fb_ref_ground_residual, contacts
+ * within SIM_RESIDUAL_MARGIN, the world's friction, the balance planner's torque weight): the
+ * least help that following it exactly would need. It is the reference a free or an assisted
+ * root is driven toward (fb_sim_control_ref), but with a sampled reference (--sample,
+ * --sample-load), whose offsets are targets for the feedback, not a motion to follow exactly
+ * (they lift the feet off the ground), the grounded one they offset. */
 typedef struct sim_residual {
     double mean_force;  /* N: the residual force's magnitude, mean over the reference's frames */
     double mean_torque; /* N m: the same for its torque about the root */
     int frames;         /* the reference's frames */
     int no_contact;     /* of them, those with no ground contact within the margin */
+    bool sampled;       /* the run followed a sampled reference: these are the grounded one's */
 } sim_residual;
 
 /* Computes *out and, when pct is not NULL, the residual force at every recorded frame (the
- * reference's frame nearest its time) as a percentage of `weight` (N). False, and nothing
+ * reference's frame nearest its time) as a percentage of `weight` (N); `sampled`: the run
+ * followed a sampled reference (the grounded reference is then made here). False, and nothing
  * written, for a kinematic root or when it cannot be computed. */
 bool sim_ground_residual(const fb_sim* s, const fb_model* m, fb_root_mode root, double weight,
-                         sim_residual* out, double* pct);
+                         bool sampled, sim_residual* out, double* pct);
+
+/* Whether a report's run followed a sampled reference (a search's, or a plan's). */
+bool sim_report_sampled(const sim_report_info* info);
 
 /* The fall in words: "fell at 1.23 s: root too low (0.41 m, the clip's 0.95 m)" or "fell at
  * 1.23 s: root tilted (64 deg from the clip's)"; "stayed up" when it did not fall and the

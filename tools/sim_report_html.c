@@ -295,8 +295,9 @@ static void summary_table(html_doc* h, const page* p) {
     }
     if (p->has_residual) {
         snprintf(text, sizeof text,
-                 "help following the reference exactly would need: mean force (%.1f%% of the "
-                 "body's weight)",
+                 "help following the %sreference exactly would need: mean force (%.1f%% of "
+                 "the body's weight)",
+                 p->residual.sampled ? "grounded " : "",
                  100.0 * p->residual.mean_force / sm->weight);
         html_cell_text(h, text);
         html_cell_num(h, p->residual.mean_force, 1);
@@ -601,8 +602,13 @@ static void force_section(html_doc* h, const page* p) {
                 "reference's motion needs (inverse dynamics) less the nearest its "
                 "ground contacts within %.0f cm can give inside their friction "
                 "cones, at the reference's frame nearest each recorded one: the "
-                "least help following it exactly would need (docs/CONTROL.md §10).",
-                100.0 * SIM_RESIDUAL_MARGIN);
+                "least help following it exactly would need (docs/CONTROL.md §10).%s",
+                100.0 * SIM_RESIDUAL_MARGIN,
+                p->residual.sampled
+                    ? " This run followed a sampled reference, whose offsets are targets for the "
+                      "feedback, not a motion to follow exactly: the residual is the grounded "
+                      "reference's, which those offsets were laid on."
+                    : "");
         }
     }
 
@@ -665,8 +671,9 @@ fb_status sim_report_html(const fb_sim* s, const sim_report_info* info, const ch
         goto oom;
     }
     fill_series(p);
-    p->has_residual = sim_ground_residual(s, p->m, info->gains->root.mode, p->sm.weight,
-                                          &p->residual, ser(p, SER_RESIDUAL_PCT));
+    p->has_residual =
+        sim_ground_residual(s, p->m, info->gains->root.mode, p->sm.weight, sim_report_sampled(info),
+                            &p->residual, ser(p, SER_RESIDUAL_PCT));
     for (int k = 0; k < p->nhit; k++) {
         const fb_hit_result* r = &fb_sim_hits(s)[k];
         snprintf(p->hit_label[k], sizeof p->hit_label[k], "hit %d", k + 1);

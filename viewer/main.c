@@ -36,6 +36,8 @@ static const char USAGE[] =
     "                      re-read when it changes, and a bad one leaves the last good gains\n"
     "  --strength WHO      without --gains: the default gains' torque limits from the mean\n"
     "                      of men's and women's strength (mean), men's or women's\n"
+    "  --root MODE         without --gains: the default gains' root, kinematic (the\n"
+    "                      default), assisted or free (nothing holds it up)\n"
     "  --hit SPEC          a planned hit, as for `featherbone simulate` (repeatable), e.g.\n"
     "                      time=1.2,target=LeftElbow,speed=10,mass=0.45,radius=0.11\n"
     "  --sample-load PLAN  a free or assisted root follows the offsets a search kept\n"
@@ -91,6 +93,7 @@ typedef struct view_args {
     bool ghost_offset, no_hud, no_balance;
     bool wall_clock;
     bool strength_given; /* --strength */
+    bool root_given;     /* --root */
 } view_args;
 
 static int usage_error(const char* fmt, const char* a, const char* b) {
@@ -168,6 +171,13 @@ static int take_value(view_args* a, const char* opt, const char* val) {
             return usage_error("--strength: expected mean, men or women, found '%s'%s", val, "");
         }
         a->strength_given = true;
+    } else if (strcmp(opt, "--root") == 0) {
+        a->src.root = fb_choice_index(fb_root_mode_names, FB_NROOT_MODE, val);
+        if (a->src.root < 0) {
+            return usage_error("--root: expected kinematic, assisted or free, found '%s'%s", val,
+                               "");
+        }
+        a->root_given = true;
     } else if (strcmp(opt, "--sample-load") == 0) {
         a->src.sample_plan = val;
     } else if (strcmp(opt, "--script") == 0) {
@@ -244,15 +254,20 @@ static int parse_args(view_args* a, int argc, char** argv) {
     if (a->wall_clock && !a->script) {
         return usage_error("--wall-clock goes with --script%s%s", "", "");
     }
-    if (a->src.playback &&
-        (a->src.gains || a->src.nhit > 0 || a->src.sample_plan || a->strength_given)) {
-        return usage_error("--playback has no physics: no --gains, --strength, --hit or "
+    if (a->src.playback && (a->src.gains || a->src.nhit > 0 || a->src.sample_plan ||
+                            a->strength_given || a->root_given)) {
+        return usage_error("--playback has no physics: no --gains, --strength, --root, --hit or "
                            "--sample-load with it%s%s",
                            "", "");
     }
     if (a->src.gains && a->strength_given) {
         return usage_error("--strength: the torque limits are the gains file's (--gains %s)%s",
                            a->src.gains, "; --strength makes the default gains'");
+    }
+    if (a->src.gains && a->root_given) {
+        /* the file is watched and edits are saved to it: its root mode is the one in force */
+        return usage_error("--root: the root's mode is the gains file's (--gains %s)%s",
+                           a->src.gains, "; --root sets the default gains'");
     }
     a->src.hit = a->hit;
     return -1;

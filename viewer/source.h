@@ -32,6 +32,7 @@ typedef struct source_opts {
     bool playback;     /* the clip without physics (source_clip.c) */
     const char* gains; /* gains file, re-read when it changes; NULL = `gains init` defaults */
     int strength;      /* those defaults' strength (fb_strength; 0, the default: the mean) */
+    int root;          /* those defaults' root mode (fb_root_mode; 0, the default: kinematic) */
     const fb_hit* hit; /* hits planned from the start (--hit), nhit of them */
     int nhit;
     const char* sample_plan; /* --sample-load: follow the offsets a search kept (simulate

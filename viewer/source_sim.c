@@ -39,6 +39,7 @@ typedef struct sim_source {
     const char* clip_path;
     const char* gains_path; /* NULL: the defaults of gains init */
     fb_strength strength;   /* theirs (--strength) */
+    fb_root_mode root;      /* their root mode (--root) */
     fb_rules rules;
     fb_clip* clip;
     fb_character* ch;
@@ -712,11 +713,13 @@ static bool sim_export(void* impl, const char* prefix, char* msg, size_t cap) {
         return false;
     }
     const bool strength = !s->gains_path && s->strength != FB_STRENGTH_MEAN;
+    const bool root = !s->gains_path && s->root != FB_ROOT_KINEMATIC;
     printf("featherbone-view: wrote %s, %s, %s (%d hits); the same take from the command line:\n"
-           "  featherbone simulate %s --hits %s%s%s%s%s -o OUT.bvh\n",
+           "  featherbone simulate %s --hits %s%s%s%s%s%s%s -o OUT.bvh\n",
            path[0], path[1], path[2], s->nhit, s->clip_path, path[2],
            s->gains_path ? " --gains " : (strength ? " --strength " : ""),
            s->gains_path ? s->gains_path : (strength ? fb_strength_name(s->strength) : ""),
+           root ? " --root " : "", root ? fb_root_mode_name(s->root) : "",
            s->plan_path ? " --sample-load " : "", s->plan_path ? s->plan_path : "");
     fflush(stdout);
     snprintf(msg, cap, "exported %s (+ .balls.json, .hits.json)", path[0]);
@@ -760,15 +763,19 @@ static fb_status first_gains(sim_source* s, fb_error* err) {
     if (!s->ref) {
         return err->code;
     }
-    if (s->strength == FB_STRENGTH_MEAN) {
-        snprintf(s->gains_line, sizeof s->gains_line,
-                 "gains: the defaults of gains init (--gains FILE to edit them live)");
-    } else {
-        snprintf(s->gains_line, sizeof s->gains_line,
-                 "gains: gains init --strength %s (--gains FILE to edit them live)",
-                 fb_strength_name(s->strength));
+    char asked[64] = "";
+    if (s->strength != FB_STRENGTH_MEAN) {
+        snprintf(asked, sizeof asked, " --strength %s", fb_strength_name(s->strength));
     }
-    return fb_gains_init_strength(s->ch->model, s->ref, s->strength, &s->g, err);
+    if (s->root != FB_ROOT_KINEMATIC) {
+        const size_t n = strlen(asked);
+        snprintf(asked + n, sizeof asked - n, " --root %s", fb_root_mode_name(s->root));
+    }
+    snprintf(s->gains_line, sizeof s->gains_line, "gains: %s%s (--gains FILE to edit them live)",
+             asked[0] ? "gains init" : "the defaults of gains init", asked);
+    const fb_status st = fb_gains_init_strength(s->ch->model, s->ref, s->strength, &s->g, err);
+    s->g.root.mode = s->root;
+    return st;
 }
 
 static const source_ops SIM_OPS = {.close = sim_close,
@@ -799,6 +806,7 @@ void* source_sim_open(const source_opts* o, const source_ops** ops, fb_error* er
     s->clip_path = o->clip;
     s->gains_path = o->gains;
     s->strength = (fb_strength)o->strength;
+    s->root = (fb_root_mode)o->root;
     if (o->nhit > FB_SIM_MAX_BALLS) {
         set_err(err, FB_EINVAL, "--hit: too many balls");
         free(s);

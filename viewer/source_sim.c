@@ -330,8 +330,8 @@ static void update_view(sim_source* s) {
  * that walk, bit for bit, on the HUD and once on stdout, in `simulate --sample-load`'s words.
  * Clicks, gains edits and other hits make another walk, and the line says so. */
 static void judge_plan(sim_source* s) {
-    if (!s->plan.points || s->plan_verdict != 0) {
-        return;
+    if (!s->plan.points || !s->plan.searched_known || s->plan_verdict != 0) {
+        return; /* no plan, a plan saved without its search's end, or judged already */
     }
     char now[64], then[64];
     s->plan_verdict = fb_sample_plan_as_searched(&s->plan, s->sim, now, then, sizeof now);

@@ -771,7 +771,8 @@ static fb_status first_gains(sim_source* s, fb_error* err) {
         const size_t n = strlen(asked);
         snprintf(asked + n, sizeof asked - n, " --root %s", fb_root_mode_name(s->root));
     }
-    snprintf(s->gains_line, sizeof s->gains_line, "gains: %s%s (--gains FILE to edit them live)",
+    /* " --strength women --root assisted" is 33 characters: the line fits SOURCE_LINE_MAX */
+    snprintf(s->gains_line, sizeof s->gains_line, "gains: %s%.48s (--gains FILE to edit them live)",
              asked[0] ? "gains init" : "the defaults of gains init", asked);
     const fb_status st = fb_gains_init_strength(s->ch->model, s->ref, s->strength, &s->g, err);
     s->g.root.mode = s->root;

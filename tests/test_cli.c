@@ -10,6 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
 #include "sixchan.h"
 #include "support.h"
 
@@ -92,6 +94,38 @@ static bool libm_as_searched(void) {
 #endif
 }
 
+/* Says that a bundled plan's walk is not judged here (libm_as_searched is false). */
+static void walk_not_judged(const char* plan) {
+    printf("%s: its walk not judged on this processor (no FMA or AVX2: glibc's sin, cos and atan2 "
+           "round otherwise, and the searched walk is another; README)\n",
+           plan);
+}
+
+/* DIR/NAME read whole (a failure if it cannot be); the caller frees it. */
+static char* slurp_in(const char* dir, const char* name) {
+    char path[700];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    char* text = ck_slurp(path);
+    ck_assert_msg(text != NULL, "cannot read %s", path);
+    return text;
+}
+
+/* A report's summary.reference_ground_residual: whether it is of the reference the run
+ * followed, and its mean force (N). */
+static double residual_of(const char* json_text, bool* of_followed) {
+    cJSON* j = cJSON_Parse(json_text);
+    const cJSON* r =
+        cJSON_GetObjectItem(cJSON_GetObjectItem(j, "summary"), "reference_ground_residual");
+    const cJSON* f = cJSON_GetObjectItem(r, "of_followed_reference");
+    const cJSON* n = cJSON_GetObjectItem(r, "mean_force_N");
+    ck_assert_msg(cJSON_IsBool(f) && cJSON_IsNumber(n), "no reference_ground_residual: %.300s",
+                  json_text);
+    *of_followed = cJSON_IsTrue(f);
+    const double v = n->valuedouble;
+    cJSON_Delete(j);
+    return v;
+}
+
 /* The bundled plan (bench/plans/131_01_free.json, searched with the bench's two balls) still
  * keeps the free root up through the walk with this build, and the bench says it followed it:
  * a change of the dynamics or the controller that makes it fall shows here, not only as a
@@ -105,8 +139,7 @@ START_TEST(bench_simulate_follows_the_bundled_plan_standing) {
     if (libm_as_searched()) {
         ck_assert_ptr_nonnull(strstr(buf, "fall: none"));
     } else {
-        printf("the bench's plan: its fall not judged on this processor (no FMA or AVX2: glibc's "
-               "sin, cos and atan2 round otherwise, and the searched walk is another; README)\n");
+        walk_not_judged("the bench's plan");
     }
     ck_assert_ptr_nonnull(strstr(buf, "balls touched: forearm yes, chest yes"));
     ck_assert_ptr_nonnull(strstr(buf, "issue 18, >= 50x real time with the two hits, standing"));
@@ -138,40 +171,34 @@ START_TEST(the_demos_free_root_stands_through_its_hit) {
                       buf);
         ck_assert_msg(strstr(buf, "stayed up") && !strstr(buf, "fell at"), "%s", buf);
     } else {
-        printf("the demo's plan: its walk not judged on this processor (no FMA or AVX2: glibc's "
-               "sin, cos and atan2 round otherwise, and the searched walk is another; README)\n");
+        walk_not_judged("the demo's plan");
     }
     /* what the ground cannot give: the clip's grounded reference's (the sampled one, offset
      * for the feedback, lifts the feet), as a free root without the plan reports it */
     ck_assert_msg(strstr(buf, "following the clip's grounded reference exactly would need"), "%s",
                   buf);
-    char path[128];
-    snprintf(path, sizeof path, "%s/f.json", dir);
-    char* json = ck_slurp(path);
-    ck_assert_ptr_nonnull(json);
+    char* json = slurp_in(dir, "f.json");
     ck_assert_msg(!libm_as_searched() || strstr(json, "\"as_searched\":\ttrue"), "%.300s",
                   strstr(json, "\"sampling\""));
-    const char* fr = strstr(json, "\"of_followed_reference\":\tfalse,\n\t\t\t\"mean_force_N\":");
-    ck_assert_msg(fr, "%.300s", strstr(json, "\"reference_ground_residual\""));
+    bool followed_plan = true, followed_plain = false;
+    const double with_plan = residual_of(json, &followed_plan);
+    free(json);
     snprintf(cmd, sizeof cmd,
              "simulate '%s/131_01.bvh' --root free -o '%s/g.bvh' --report '%s/g.json'", FB_DATA_DIR,
              dir, dir);
     ck_assert_int_eq(run(cmd, buf, sizeof buf), 0);
-    snprintf(path, sizeof path, "%s/g.json", dir);
-    char* plain = ck_slurp(path);
-    ck_assert_ptr_nonnull(plain);
-    const char* fg = strstr(plain, "\"of_followed_reference\":\ttrue,\n\t\t\t\"mean_force_N\":");
-    ck_assert_msg(fg, "%.300s", strstr(plain, "\"reference_ground_residual\""));
-    const char* key = "\"mean_force_N\":";
-    const double with_plan = strtod(strstr(fr, key) + strlen(key), NULL);
-    const double without = strtod(strstr(fg, key) + strlen(key), NULL);
+    json = slurp_in(dir, "g.json");
+    const double without = residual_of(json, &followed_plain);
+    free(json);
+    ck_assert_msg(!followed_plan && followed_plain,
+                  "of_followed_reference: %d with the plan, %d "
+                  "without",
+                  followed_plan, followed_plain);
     /* the same reference both ways, and what the docs measure for it: a few per cent of the
      * weight (8.0 %), not the most of it the sampled reference would need (84 %) */
     ck_assert_msg(with_plan == without && without > 0.0 && without < 160.0,
                   "the ground residual: %g N following the plan, %g N without it", with_plan,
                   without);
-    free(plain);
-    free(json);
     ck_remove_dir(dir);
 }
 END_TEST
@@ -658,14 +685,12 @@ static void plan_followed_otherwise(const char* clip, const char* dir, const cha
              dir);
     sample_run(clip, dir, "e.bvh", opts, 0,
                "note: not the walk the plan's search found (that one stayed up, its end state ");
-    snprintf(path, sizeof path, "%s/e.json", dir);
-    char* e = ck_slurp(path);
+    char* e = slurp_in(dir, "e.json");
     ck_assert_msg(strstr(e, "\"as_searched\":\tfalse"), "%.300s", strstr(e, "\"sampling\""));
     free(e);
     snprintf(path, sizeof path, "%s/e.bvh", dir);
     ck_assert_msg(!same_bytes(path, b_path), "the ball changed nothing in %s", path);
-    snprintf(path, sizeof path, "%s/plan.json", dir);
-    char* plan = ck_slurp(path);
+    char* plan = slurp_in(dir, "plan.json");
     char* end = strstr(plan, "\"end_state\":\t\"");
     ck_assert_ptr_nonnull(end);
     end += strlen("\"end_state\":\t\"");
@@ -726,9 +751,7 @@ START_TEST(simulate_sample_searches_or_explains) {
     ck_assert_msg(strstr(buf, "the pose alone (joints relative to the root): MPJPE mean"), "%s",
                   buf);
     char path[600];
-    snprintf(path, sizeof path, "%s/a.json", dir);
-    char* json = ck_slurp(path);
-    ck_assert_ptr_nonnull(json);
+    char* json = slurp_in(dir, "a.json");
     ck_assert_msg(strstr(json, "\"sampling\":\t{") && strstr(json, "\"simulations\":\t14") &&
                       strstr(json, "\"mpjpe_root_relative_cm\":"),
                   "the report lacks the sampling's numbers");
@@ -768,9 +791,7 @@ START_TEST(simulate_sample_searches_or_explains) {
     ck_assert_msg(strstr(buf, "the walk the plan's search found, bit for bit: it stayed up, its "
                               "end state "),
                   "%s", buf);
-    snprintf(path, sizeof path, "%s/c.json", dir);
-    json = ck_slurp(path);
-    ck_assert_ptr_nonnull(json);
+    json = slurp_in(dir, "c.json");
     ck_assert_msg(strstr(json, "\"sampling\":\t{\n\t\t\"plan\":") &&
                       !strstr(json, "\"simulations\"") && strstr(json, "\"as_searched\":\ttrue"),
                   "the report of a followed plan: %.400s", strstr(json, "\"sampling\""));

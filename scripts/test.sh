@@ -21,6 +21,16 @@ if find src -name '*.c' -exec awk 'END { if (NR > 1000) print FILENAME ": " NR "
   exit 1
 fi
 
+# the library's elementary functions are its own (src/math/detmath.h): glibc picks its sin, cos,
+# atan2, exp, log and the like by the processor, and they round otherwise on another, so a
+# searched walk would hold on one processor and fall on the next (docs/SIMULATE.md)
+LIBM='(^|[^A-Za-z0-9_.>])(a?sin|a?cos|tan|atan2?|exp|expm1|exp2|log|log1p|log2|log10|pow|hypot|sinh|cosh|tanh|cbrt)f?[[:space:]]*\('
+if grep -rnE --include='*.[ch]' "$LIBM" src/ | grep -v '^src/math/detmath\.c:' |
+  sed -E 's#/\*.*##' | grep -vE '^[^:]+:[0-9]+:[[:space:]]*\*' | grep -E "$LIBM"; then
+  echo "test.sh: src/ calls libm's elementary functions: use fb_sin, fb_cos, ... (src/math/detmath.h)" >&2
+  exit 1
+fi
+
 for preset in release asan; do
   echo "== $preset =="
   cmake --preset "$preset" >/dev/null

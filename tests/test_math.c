@@ -1,9 +1,12 @@
 /* Spatial algebra, quaternions and dense kernels, each checked against its definition written
  * out as plain 6x6 / 3x3 matrices (RBDA eqs 2.24-2.32, Table 2.8). */
+#include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "math/dense.h"
+#include "math/detmath.h"
 #include "math/quat.h"
 #include "math/spatial.h"
 #include "support.h"
@@ -330,6 +333,100 @@ START_TEST(cholesky_solves_and_inverts) {
 }
 END_TEST
 
+/* ---- math/detmath.h: the elementary functions every machine rounds alike ------------------ */
+
+/* Ulps they may differ from glibc's libm (an independent implementation, within 1 ulp of the
+ * true value): ours are within about 3 (detmath.c). */
+#define DETMATH_ULPS 4
+
+/* How many doubles lie between a and b (0 when equal, both zeros alike). */
+static uint64_t ulp_distance(double a, double b) {
+    int64_t ia, ib;
+    memcpy(&ia, &a, sizeof ia);
+    memcpy(&ib, &b, sizeof ib);
+    /* sign-magnitude to a line of integers in the doubles' order */
+    ia = (ia < 0) ? INT64_MIN - ia : ia;
+    ib = (ib < 0) ? INT64_MIN - ib : ib;
+    return (ia > ib) ? (uint64_t)ia - (uint64_t)ib : (uint64_t)ib - (uint64_t)ia;
+}
+
+static void ck_ulps(const char* what, double x, double ours, double libm) {
+    ck_assert_msg(ulp_distance(ours, libm) <= DETMATH_ULPS, "%s(%a) = %a, libm %a (%llu ulp)", what,
+                  x, ours, libm, (unsigned long long)ulp_distance(ours, libm));
+}
+
+/* A double of random sign and magnitude 10^lo .. 10^hi, log-uniformly. */
+static double spread(scene_rng* r, double lo, double hi) {
+    const double m = pow(10.0, scene_rng_uniform(r, lo, hi));
+    return (scene_rng_uniform(r, 0.0, 1.0) < 0.5) ? -m : m;
+}
+
+START_TEST(elementary_functions_match_libm) {
+    scene_rng r = scene_rng_make(52);
+    for (int t = 0; t < 50000; t++) {
+        /* trigonometry: angles of every size the reduction handles, and next to multiples of
+         * pi/4 and pi/2, where the reduction and the quadrant switch */
+        double x = spread(&r, -8.0, 6.0);
+        if (t % 4 == 1) {
+            x = scene_rng_int(&r, -400, 400) * (FB_PI / 4.0) + spread(&r, -12.0, -3.0);
+        }
+        ck_ulps("sin", x, fb_sin(x), sin(x));
+        ck_ulps("cos", x, fb_cos(x), cos(x));
+        double s, c;
+        fb_sincos(x, &s, &c);
+        ck_assert(s == fb_sin(x) && c == fb_cos(x));
+        const double y = spread(&r, -200.0, 200.0), z = spread(&r, -200.0, 200.0);
+        ck_ulps("atan2 y", y, fb_atan2(y, z), atan2(y, z));
+        ck_ulps("atan2 x", z, fb_atan2(z, 1.0 + 0.01 * (t % 7)), atan2(z, 1.0 + 0.01 * (t % 7)));
+        const double u = (t % 3) ? scene_rng_uniform(&r, -1.0, 1.0) : spread(&r, -300.0, 0.0);
+        ck_ulps("asin", u, fb_asin(u), asin(u));
+        ck_ulps("acos", u, fb_acos(u), acos(u));
+        const double e = scene_rng_uniform(&r, -745.0, 709.7);
+        ck_ulps("exp", e, fb_exp(e), exp(e));
+        ck_ulps("exp small", e * 1e-3, fb_exp(e * 1e-3), exp(e * 1e-3));
+        const double l = fabs(spread(&r, -320.0, 308.0));
+        ck_ulps("log", l, fb_log(l), log(l));
+        ck_ulps("log near 1", 1.0 + y * 1e-200, fb_log(1.0 + y * 1e-200), log(1.0 + y * 1e-200));
+        ck_ulps("hypot", y, fb_hypot(y, z), hypot(y, z));
+        /* repeated squaring rounds once a product: up to 2 log2 |n| + 1 roundings */
+        const int n = scene_rng_int(&r, -12, 12);
+        const double b = 1.0 + 0.5 * u, pn = fb_powi(b, n);
+        ck_assert_msg(ulp_distance(pn, pow(b, n)) <= 8, "powi(%a, %d) = %a, libm %a", b, n, pn,
+                      pow(b, n));
+    }
+}
+END_TEST
+
+START_TEST(elementary_functions_special_values) {
+    const double inf = INFINITY;
+    /* signed zeros kept where C99 Annex F keeps them */
+    ck_assert(fb_sin(-0.0) == 0.0 && signbit(fb_sin(-0.0)));
+    ck_assert(fb_asin(-0.0) == 0.0 && signbit(fb_asin(-0.0)));
+    ck_assert(fb_atan2(-0.0, 1.0) == 0.0 && signbit(fb_atan2(-0.0, 1.0)));
+    ck_assert(fb_atan2(0.0, -0.0) == atan2(0.0, -0.0));   /* pi */
+    ck_assert(fb_atan2(-0.0, -1.0) == atan2(-0.0, -1.0)); /* -pi */
+    ck_assert(fb_cos(-0.0) == 1.0 && fb_exp(0.0) == 1.0 && fb_log(1.0) == 0.0);
+    ck_assert(fb_acos(1.0) == 0.0 && fb_acos(-1.0) == atan2(0.0, -1.0));
+    /* infinities */
+    ck_assert(fb_atan2(inf, inf) == atan2(inf, inf) && fb_atan2(-inf, -inf) == atan2(-inf, -inf));
+    ck_assert(fb_atan2(1.0, -inf) == atan2(1.0, -inf) && fb_atan2(inf, 3.0) == atan2(inf, 3.0));
+    ck_assert(fb_exp(inf) == inf && fb_exp(-inf) == 0.0 && fb_log(inf) == inf);
+    ck_assert(fb_log(0.0) == -inf && fb_hypot(-inf, NAN) == inf);
+    /* overflow and underflow at libm's thresholds */
+    ck_assert(fb_exp(709.78) == exp(709.78) && fb_exp(709.79) == inf);
+    ck_assert(fb_exp(-744.4) == exp(-744.4) && fb_exp(-745.2) == 0.0);
+    ck_assert(fb_log(0x1p-1074) == log(0x1p-1074));
+    /* outside the domain or not a number: NaN */
+    ck_assert(isnan(fb_sin(inf)) && isnan(fb_cos(-inf)) && isnan(fb_sin(NAN)));
+    ck_assert(isnan(fb_asin(1.0 + 1e-15)) && isnan(fb_acos(-2.0)) && isnan(fb_log(-1e-300)));
+    ck_assert(isnan(fb_atan2(NAN, 1.0)) && isnan(fb_exp(NAN)) && isnan(fb_hypot(NAN, 1.0)));
+    /* beyond the reduction's range, libm's answer */
+    ck_assert(fb_sin(1e7) == sin(1e7) && fb_cos(-3e9) == cos(-3e9));
+    ck_assert(fb_powi(2.0, -1022) == 0x1p-1022 && fb_powi(-3.0, 3) == -27.0);
+    ck_assert(fb_powi(5.0, 0) == 1.0 && fb_powi(2.0, INT32_MIN) == 0.0);
+}
+END_TEST
+
 static Suite* math_suite(void) {
     Suite* s = suite_create("math");
     TCase* tc = tcase_create("spatial");
@@ -341,6 +438,10 @@ static Suite* math_suite(void) {
     tcase_add_test(tc, quaternion_small_angles_are_accurate);
     tcase_add_test(tc, cholesky_solves_and_inverts);
     suite_add_tcase(s, tc);
+    TCase* el = tcase_create("elementary");
+    tcase_add_test(el, elementary_functions_match_libm);
+    tcase_add_test(el, elementary_functions_special_values);
+    suite_add_tcase(s, el);
     return s;
 }
 

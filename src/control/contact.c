@@ -31,6 +31,7 @@
 #include "featherbone/collision.h"
 #include "featherbone/control.h"
 #include "featherbone/dynamics.h"
+#include "math/detmath.h"
 #include "math/quat.h"
 #include "util/error.h"
 #include "util/sort.h"
@@ -149,7 +150,7 @@ static void plane_basis(fb_plane g, fb_v3* e1, fb_v3* e2) {
 }
 
 static double heading_of(fb_v3 f, fb_v3 e1, fb_v3 e2) {
-    return atan2(fb_v3_dot(f, e2), fb_v3_dot(f, e1));
+    return fb_atan2(fb_v3_dot(f, e2), fb_v3_dot(f, e1));
 }
 
 
@@ -176,15 +177,15 @@ static void plant_foot(const fb_model* m, const fb_ref* r, fb_data* d, const fb_
         const fb_quat flat = fb_quat_between(fb_m3_mv(R, n_face), fb_v3_neg(g.n));
         const fb_m3 Rf = fb_m3_mul(fb_quat_to_m3(flat), R);
         const double psi = heading_of(fb_m3_mv(Rf, fwd), e1, e2);
-        sum_s += sin(psi);
-        sum_c += cos(psi);
+        sum_s += fb_sin(psi);
+        sum_c += fb_cos(psi);
         if (i == st->first) {
             psi0 = psi;
             R0 = Rf;
         }
         centre = fb_v3_add(centre, fb_point_pos(m, d, L->foot, c_face));
     }
-    const double psi = atan2(sum_s, sum_c);
+    const double psi = fb_atan2(sum_s, sum_c);
     const fb_m3 R = fb_m3_mul(fb_quat_to_m3(fb_quat_exp(fb_v3_scale(g.n, psi - psi0))), R0);
     centre = fb_v3_scale(centre, 1.0 / (st->last - st->first + 1));
     centre = fb_v3_sub(centre, fb_v3_scale(g.n, fb_v3_dot(g.n, centre) - g.offset));
@@ -215,13 +216,13 @@ static void plant_toe(const fb_model* m, const fb_ref* r, fb_data* d, const fb_l
         pose_at(m, r, d, i);
         p = fb_v3_add(p, fb_point_pos(m, d, L->toe, fb_v3_zero()));
         const double psi = heading_of(fb_m3_mv(fb_body_rot(m, d, L->toe), along), e1, e2);
-        sum_s += sin(psi);
-        sum_c += cos(psi);
+        sum_s += fb_sin(psi);
+        sum_c += fb_cos(psi);
     }
     p = fb_v3_scale(p, 1.0 / (st->last - st->first + 1));
     p = fb_v3_sub(p, fb_v3_scale(g.n, fb_v3_dot(g.n, p) - g.offset - radius));
     st->p = p;
-    st->heading = atan2(sum_s, sum_c);
+    st->heading = fb_atan2(sum_s, sum_c);
 }
 
 /* The stance flags of one body (nf frames): hysteresis on height h, speed v and the sole's
@@ -400,13 +401,13 @@ bool fb_ref_contact_plan(const fb_model* m, fb_ref* r, fb_data* d) {
             const fb_m3 R = fb_body_rot(m, d, L->foot);
             const fb_v3 sole = fb_m3_mv(R, L->sole_n);
             if (body[k] == L->foot) {
-                tilt[ki] = acos(fmax(-1.0, fmin(1.0, -fb_v3_dot(sole, g.n))));
+                tilt[ki] = fb_acos(fmax(-1.0, fmin(1.0, -fb_v3_dot(sole, g.n))));
             } else {
                 /* a toe: whether its foot is in a pose the toe can hold it in (1) */
                 const fb_v3 fwd = fb_m3_mv(R, L->sole_fwd);
                 const fb_v3 side = fb_v3_cross(sole, fwd);
-                tilt[ki] = fabs(fb_v3_dot(side, g.n)) < sin(PLAN_TOE_ROLL) &&
-                           -fb_v3_dot(fwd, g.n) > sin(PLAN_TOE_PITCH) &&
+                tilt[ki] = fabs(fb_v3_dot(side, g.n)) < fb_sin(PLAN_TOE_ROLL) &&
+                           -fb_v3_dot(fwd, g.n) > fb_sin(PLAN_TOE_PITCH) &&
                            fb_v3_dot(sole, g.n) <= 0.0;
             }
         }

@@ -22,9 +22,10 @@
 #include <math.h>
 #include <string.h>
 
-#include "featherbone/control.h"
 #include "control/ref_internal.h"
+#include "featherbone/control.h"
 #include "math/dense.h"
+#include "math/detmath.h"
 #include "math/quat.h"
 #include "math/so3.h"
 
@@ -88,7 +89,7 @@ bool fb_fit_window(int ns, int k, double x, int hw, int degree, fit_weights* fw)
             for (int t = 0; t < d; t++) {
                 f *= (double)(c - t);
             }
-            e[c] = (c >= d) ? f * pow(xs, c - d) : 0.0;
+            e[c] = (c >= d) ? f * fb_powi(xs, c - d) : 0.0;
         }
         fb_chol_solve(G, nc, e);
         for (int j = 0; j < n; j++) {

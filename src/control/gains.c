@@ -10,10 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "control/inertia.h"
 #include "featherbone/control.h"
 #include "featherbone/dynamics.h"
-#include "control/inertia.h"
 #include "math/dense.h"
+#include "math/detmath.h"
 #include "math/vec3.h"
 #include "util/error.h"
 #include "util/json_file.h"
@@ -177,13 +178,13 @@ fb_gains fb_default_gains(void) {
 static double unit_response(double z, double s) {
     if (z < 1.0 - 1e-9) {
         const double wd = sqrt(1.0 - z * z);
-        return exp(-z * s) * (cos(wd * s) + z / wd * sin(wd * s));
+        return fb_exp(-z * s) * (fb_cos(wd * s) + z / wd * fb_sin(wd * s));
     }
     if (z <= 1.0 + 1e-9) {
-        return (1.0 + s) * exp(-s);
+        return (1.0 + s) * fb_exp(-s);
     }
     const double r = sqrt(z * z - 1.0), r1 = -z + r, r2 = -z - r;
-    return (r2 * exp(r1 * s) - r1 * exp(r2 * s)) / (r2 - r1);
+    return (r2 * fb_exp(r1 * s) - r1 * fb_exp(r2 * s)) / (r2 - r1);
 }
 
 /* The last time (units of 1/omega) at which |e| = 0.1: after it the error stays below 10%.
@@ -193,7 +194,7 @@ static double unit_response(double z, double s) {
 static double unit_settle(double z) {
     const double ds = 1e-3, smax = 200.0 / z + 50.0;
     const bool monotone = z >= 1.0 - 1e-9;
-    const double s_env = monotone ? smax : (log(10.0 / sqrt(1.0 - z * z)) + 1e-6) / z;
+    const double s_env = monotone ? smax : (fb_log(10.0 / sqrt(1.0 - z * z)) + 1e-6) / z;
     double last = 0.0;
     for (double s = 0.0; s < smax && s <= s_env; s += ds) {
         if (fabs(unit_response(z, s)) >= 0.1) {

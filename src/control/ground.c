@@ -37,11 +37,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "control/leg_ik.h"
+#include "control/ref_internal.h"
 #include "featherbone/collision.h"
 #include "featherbone/control.h"
 #include "featherbone/dynamics.h"
-#include "control/leg_ik.h"
-#include "control/ref_internal.h"
+#include "math/detmath.h"
 #include "math/quat.h"
 #include "util/error.h"
 
@@ -292,7 +293,7 @@ static void swing_toes(const fb_model* m, fb_data* d, const leg_plan* P, int nl,
     double* env = buf + 2 * (size_t)nf;
     double wsum = 0.0; /* the raised cosine's weights */
     for (int u = -h; u <= h; u++) {
-        wsum += 0.5 * (1.0 + cos(FB_PI * u / (h + 1)));
+        wsum += 0.5 * (1.0 + fb_cos(FB_PI * u / (h + 1)));
     }
     for (int l = 0; l < nl; l++) {
         const int t = P[l].leg.toe;
@@ -336,7 +337,7 @@ static void swing_toes(const fb_model* m, fb_data* d, const leg_plan* P, int nl,
             for (int k = i; k < j && sum[way] > 0.0; k++) {
                 double turn = 0.0;
                 for (int u = -h; u <= h; u++) {
-                    const double c = 0.5 * (1.0 + cos(FB_PI * u / (h + 1)));
+                    const double c = 0.5 * (1.0 + fb_cos(FB_PI * u / (h + 1)));
                     turn += k + u >= i && k + u < j ? c * env[k + u] : 0.0;
                 }
                 double* q = out->q + (size_t)k * (size_t)nq + (size_t)m->q_adr[t];
@@ -419,7 +420,7 @@ static void root_drop(const fb_model* m, const fb_ref* ref, fb_data* d, const le
     for (int i = 0; i < nf; i++) {
         double sum = 0.0, wsum = 0.0;
         for (int j = i - half; j <= i + half; j++) {
-            const double w = 0.5 * (1.0 + cos(FB_PI * (j - i) / (half + 1.0)));
+            const double w = 0.5 * (1.0 + fb_cos(FB_PI * (j - i) / (half + 1.0)));
             sum += env[j < 0 ? 0 : (j > nf - 1 ? nf - 1 : j)] * w; /* the ends held */
             wsum += w;
         }

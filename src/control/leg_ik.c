@@ -11,6 +11,7 @@
  * the shank's new one. Closed forms throughout: a rotation about an axis by t puts any vector
  * at c0 + c1 cos t + c2 sin t along any other (turn_parts), solved by harmonic_solve. */
 #include "control/leg_ik.h"
+#include "math/detmath.h"
 
 #include <math.h>
 #include <string.h>
@@ -40,7 +41,7 @@ static fb_quat quat_near(fb_m3 R, fb_quat near) {
  * rho = hypot(c1, c2)), the one with the sign `side` (+1, -1), or with side 0 the one nearest
  * 0; clamped to the nearest reachable value when there is none (*exact false). */
 static double harmonic_solve(double c1, double c2, double rhs, int side, bool* exact) {
-    const double rho = hypot(c1, c2);
+    const double rho = fb_hypot(c1, c2);
     if (!(rho > 1e-15)) {
         *exact = fabs(rhs) < 1e-15;
         return 0.0;
@@ -48,7 +49,7 @@ static double harmonic_solve(double c1, double c2, double rhs, int side, bool* e
     double k = rhs / rho;
     *exact = fabs(k) <= 1.0 + 1e-9; /* at full stretch rounding may pass 1 */
     k = k > 1.0 ? 1.0 : (k < -1.0 ? -1.0 : k);
-    const double phi = atan2(c2, c1), u = acos(k);
+    const double phi = fb_atan2(c2, c1), u = fb_acos(k);
     const double t1 = fb_wrap_angle(phi + u), t2 = fb_wrap_angle(phi - u);
     if (side != 0) {
         return side > 0 ? t1 : t2;
@@ -114,9 +115,9 @@ static knee_geom knee_at(const fb_model* m, const fb_leg* L, const double* q) {
 static double knee_reach(const knee_geom* g, double min_bend) {
     double c[3];
     turn_parts(g->a, g->s, g->rk, c);
-    const double rho = hypot(c[1], c[2]);
-    const double d2 = fb_v3_dot(g->rk, g->rk) + fb_v3_dot(g->s, g->s) +
-                      2.0 * (c[0] + rho * cos(min_bend));
+    const double rho = fb_hypot(c[1], c[2]);
+    const double d2 =
+        fb_v3_dot(g->rk, g->rk) + fb_v3_dot(g->s, g->s) + 2.0 * (c[0] + rho * fb_cos(min_bend));
     return sqrt(fmax(d2, 0.0));
 }
 
@@ -131,7 +132,7 @@ int fb_leg_knee_side(const fb_model* m, const fb_ref* ref, const fb_leg* L) {
     const fb_xf Xk = m->X_tree[k];
     double c[3];
     turn_parts(fb_m3_tr_mv(Xk.E, m->axis[k]), fb_m3_tr_mv(Xk.E, m->X_tree[L->foot].r), Xk.r, c);
-    const double straight = atan2(c[2], c[1]);
+    const double straight = fb_atan2(c[2], c[1]);
     double sum = 0.0;
     for (int i = 0; i < ref->nframe; i++) {
         sum += fb_wrap_angle(ref->q[(size_t)i * (size_t)m->nq + (size_t)m->q_adr[k]] - straight);
@@ -263,10 +264,10 @@ double fb_leg_toe_keep(const fb_model* m, const fb_leg* L, fb_m3 RF, fb_m3 R_toe
     const fb_v3 want = fb_m3_mv(Xt.E, fb_m3_tr_mv(RF, fb_m3_mv(R_toe, along)));
     double c[3];
     turn_parts(m->axis[L->toe], along, want, c);
-    if (!(hypot(c[1], c[2]) > 1e-12)) {
+    if (!(fb_hypot(c[1], c[2]) > 1e-12)) {
         return th;
     }
-    const double t = atan2(c[2], c[1]);
+    const double t = fb_atan2(c[2], c[1]);
     return th + fb_wrap_angle(t - th);
 }
 

@@ -23,6 +23,7 @@
 #include "featherbone/control.h"
 #include "featherbone/dynamics.h"
 #include "math/dense.h"
+#include "math/detmath.h"
 #include "math/quat.h"
 #include "math/spatial.h"
 #include "util/error.h"
@@ -122,7 +123,7 @@ static void check_fall(fb_tracker* tr, const double* qclip, double t) {
     const fb_quat cur = fb_quat_load(tr->d->q + qr), des = fb_quat_load(qclip + qr);
     const fb_v3 up_body = fb_quat_rotate(fb_quat_conj(des), tr->ground.n);
     const double c = fb_v3_dot(fb_quat_rotate(cur, up_body), tr->ground.n);
-    const double tilt = acos(fmax(-1.0, fmin(1.0, c)));
+    const double tilt = fb_acos(fmax(-1.0, fmin(1.0, c)));
     fb_fall_cause cause = FB_FALL_NONE;
     if (h < FB_FALL_HEIGHT_FRACTION * hc) {
         cause = FB_FALL_HEIGHT;

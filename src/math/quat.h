@@ -12,6 +12,7 @@
 
 #include <math.h>
 
+#include "detmath.h"
 #include "vec3.h"
 
 /* Below this rotation angle (rad) exp/log use their Taylor series; at 1e-4 the series'
@@ -69,8 +70,8 @@ static inline fb_quat fb_quat_exp(fb_v3 w) {
         c = 1.0 - th * th / 8.0;
         s = 0.5 - th * th / 48.0;
     } else {
-        c = cos(0.5 * th);
-        s = sin(0.5 * th) / th;
+        c = fb_cos(0.5 * th);
+        s = fb_sin(0.5 * th) / th;
     }
     return (fb_quat){c, w.x * s, w.y * s, w.z * s};
 }
@@ -83,18 +84,18 @@ static inline fb_v3 fb_quat_log(fb_quat q) {
     const double s = fb_v3_norm(u);
     /* atan2 keeps full precision near 0 and pi, where acos/asin lose it; atan2(s, w)/s stays
      * exact for tiny s > 0, so only s == 0 needs its limit 1/w */
-    const double k = (s > 0.0) ? 2.0 * atan2(s, q.w) / s : 2.0 / q.w;
+    const double k = (s > 0.0) ? 2.0 * fb_atan2(s, q.w) / s : 2.0 / q.w;
     return fb_v3_scale(u, k);
 }
 static inline fb_quat fb_quat_from_axis_angle(fb_v3 axis_unit, double angle) {
-    const double s = sin(0.5 * angle);
-    return (fb_quat){cos(0.5 * angle), axis_unit.x * s, axis_unit.y * s, axis_unit.z * s};
+    const double s = fb_sin(0.5 * angle);
+    return (fb_quat){fb_cos(0.5 * angle), axis_unit.x * s, axis_unit.y * s, axis_unit.z * s};
 }
 
 /* The twist angle (rad, in (-pi, pi]) of q about the unit axis a, in the swing-twist split
  * q = twist(a, angle) * swing. */
 static inline double fb_quat_twist(fb_quat q, fb_v3 a) {
-    const double t = 2.0 * atan2(q.x * a.x + q.y * a.y + q.z * a.z, q.w);
+    const double t = 2.0 * fb_atan2(q.x * a.x + q.y * a.y + q.z * a.z, q.w);
     return (t > FB_PI) ? t - 2.0 * FB_PI : (t <= -FB_PI ? t + 2.0 * FB_PI : t);
 }
 

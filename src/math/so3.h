@@ -15,6 +15,7 @@
 
 #include <math.h>
 
+#include "detmath.h"
 #include "vec3.h"
 
 /* rad: below it a, b and their derivatives use series (first dropped term < 1e-11
@@ -31,7 +32,7 @@ static inline void fb_so3_coeffs(double t, double* a, double* b, double* A, doub
         *B = -1.0 / 60.0 + t2 / 1260.0 - t2 * t2 / 60480.0;
         return;
     }
-    const double s = sin(t), c = cos(t), t3 = t2 * t, t4 = t2 * t2;
+    const double s = fb_sin(t), c = fb_cos(t), t3 = t2 * t, t4 = t2 * t2;
     *a = (1.0 - c) / t2;
     *b = (t - s) / t3;
     *A = s / t3 - 2.0 * (1.0 - c) / t4;

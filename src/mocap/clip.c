@@ -1,6 +1,7 @@
 /* fb_clip: storage, warnings, and detection of length unit, up axis and position-channel
  * meaning (docs/MOCAP.md states the rules). */
 #include "mocap/clip.h"
+#include "math/detmath.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -416,7 +417,7 @@ static int detect_unit(double height_file) {
     int best = 0;
     double best_err = INFINITY;
     for (int k = 0; k < (int)(sizeof UNITS / sizeof UNITS[0]); k++) {
-        const double e = fabs(log(height_file * UNITS[k].metres / FB_TYPICAL_HEIGHT));
+        const double e = fabs(fb_log(height_file * UNITS[k].metres / FB_TYPICAL_HEIGHT));
         if (e < best_err) {
             best_err = e;
             best = k;

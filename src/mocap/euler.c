@@ -1,5 +1,6 @@
 /* Euler angles <-> quaternions in any axis order (see euler.h). */
 #include "mocap/euler.h"
+#include "math/detmath.h"
 
 #include <math.h>
 
@@ -51,13 +52,13 @@ void fb_quat_to_euler(fb_quat q, const int* axes, const double* prev, double* an
      * b = +-90 degrees, where the textbook c = atan2(-s R[i][j], R[i][i]) divides two vanishing
      * numbers (the approach of Eigen's eulerAngles). atan2 of the row norm keeps b accurate
      * near +-90 degrees where asin would not. */
-    const double cb = hypot(R.m[i][i], R.m[i][j]);
-    const double b = atan2(s * R.m[i][k], cb);
-    const double a = atan2(-s * R.m[j][k], R.m[k][k]);
-    const double sa = sin(a), ca = cos(a);
+    const double cb = fb_hypot(R.m[i][i], R.m[i][j]);
+    const double b = fb_atan2(s * R.m[i][k], cb);
+    const double a = fb_atan2(-s * R.m[j][k], R.m[k][k]);
+    const double sa = fb_sin(a), ca = fb_cos(a);
     const double mji = ca * R.m[j][i] + s * sa * R.m[k][i];
     const double mjj = ca * R.m[j][j] + s * sa * R.m[k][j];
-    const double c = atan2(s * mji, mjj);
+    const double c = fb_atan2(s * mji, mjj);
     if (!prev) {
         angles[0] = a;
         angles[1] = b;

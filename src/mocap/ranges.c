@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "math/detmath.h"
 #include "math/quat.h"
 #include "mocap/build.h"
 #include "mocap/clip.h"
@@ -339,7 +340,7 @@ static fb_joint_limit ball_range(const fb_clip* c, const fb_v3* end, const rest_
  * along the parent bone p: maximises (R(h, t) a) . p. */
 static double straight_angle(fb_v3 h, fb_v3 a, fb_v3 p) {
     const fb_v3 ap = fb_v3_sub(a, fb_v3_scale(h, fb_v3_dot(a, h)));
-    return atan2(fb_v3_dot(fb_v3_cross(h, ap), p), fb_v3_dot(ap, p));
+    return fb_atan2(fb_v3_dot(fb_v3_cross(h, ap), p), fb_v3_dot(ap, p));
 }
 
 /* The limit of hinge i: knees and elbows from straight (extension) to the clip's side

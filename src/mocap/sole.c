@@ -18,6 +18,7 @@
  * design", Med. Sci. Sports Exerc. 33(4):605-611). The heel is then 0.20 / (0.73 - 0.20) =
  * 0.377 of the ankle-to-toe-joint length behind the ankle. */
 #include "mocap/sole.h"
+#include "math/detmath.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -91,7 +92,7 @@ static bool sole_normal(const fb_model* m, fb_data* d, const double* q, int nf, 
     }
     fb_kinematics_pos(m, d);
     const fb_v3 rest_up = fb_m3_tr_mv(fb_body_rot(m, d, b), fb_v3_make(0.0, 1.0, 0.0));
-    const double cos_rest = cos(SOLE_REST_ANGLE);
+    const double cos_rest = fb_cos(SOLE_REST_ANGLE);
     for (int f = 0; f < nf; f++) {
         memcpy(d->q, q + (size_t)f * (size_t)m->nq, (size_t)m->nq * sizeof(double));
         fb_kinematics_pos(m, d);
@@ -103,7 +104,7 @@ static bool sole_normal(const fb_model* m, fb_data* d, const double* q, int nf, 
     for (int f = 0; f < nf; f++) {
         const int f0 = f - k < 0 ? 0 : f - k, f1 = f + k > nf - 1 ? nf - 1 : f + k;
         const fb_v3 dp = fb_v3_sub(p[f1], p[f0]);
-        speed[f] = f1 > f0 ? hypot(dp.x, dp.z) / ((f1 - f0) * dt) : 0.0;
+        speed[f] = f1 > f0 ? fb_hypot(dp.x, dp.z) / ((f1 - f0) * dt) : 0.0;
     }
     /* the standing height: the band of heights where the foot is most often upright and still */
     int ns = 0;

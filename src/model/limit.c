@@ -1,5 +1,6 @@
 /* Joint-range geometry (limit.h): swing coordinates and the swing constraint's row. */
 #include "model/limit.h"
+#include "math/detmath.h"
 
 #include <math.h>
 
@@ -23,7 +24,7 @@ static swing_geom swing_about(const fb_joint_limit* L, fb_quat q) {
     g.c = fb_v3_dot(L->neutral, b);
     const fb_v3 p = fb_v3_sub(b, fb_v3_scale(L->neutral, g.c));
     g.s = fb_v3_norm(p);
-    g.theta = atan2(g.s, g.c);
+    g.theta = fb_atan2(g.s, g.c);
     g.e = g.s > SWING_SIN_MIN ? fb_v3_scale(p, 1.0 / g.s) : fb_v3_zero();
     g.k = fb_v3_cross(L->neutral, g.e);
     return g;
@@ -79,7 +80,7 @@ bool fb_limit_swing(const fb_joint_limit* L, fb_quat q, fb_v3* n, double* depth)
     const double s[2] = {fb_v3_dot(sv, u1), fb_v3_dot(sv, u2)};
     double G[2];
     const double gval = fb_limit_ellipse(L, s, G);
-    if (!(hypot(G[0], G[1]) > 0.0)) {
+    if (!(fb_hypot(G[0], G[1]) > 0.0)) {
         return false;
     }
     /* s' = theta' k - (theta / sin) (b' . k) e with theta' = w.k, b'.k = w.(sin d0 - cos e),

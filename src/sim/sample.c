@@ -32,6 +32,7 @@
 #include "featherbone/collision.h"
 #include "featherbone/dynamics.h"
 #include "featherbone/sim.h"
+#include "math/detmath.h"
 #include "math/vec3.h"
 #include "util/error.h"
 #include "util/sort.h"
@@ -160,7 +161,7 @@ static double uniform(uint64_t* x) {
 
 static double gauss(uint64_t* x) {
     const double u = uniform(x), v = uniform(x);
-    return sqrt(-2.0 * log(1.0 - u)) * cos(2.0 * FB_PI * v);
+    return sqrt(-2.0 * fb_log(1.0 - u)) * fb_cos(2.0 * FB_PI * v);
 }
 
 /* The dofs offset: the floating root's six, and every joint of the legs (hip, knee, ankle)

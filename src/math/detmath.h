@@ -5,14 +5,15 @@
  * Why not libm: glibc picks its sin, cos, atan2, asin, acos, exp, log and pow at run time by
  * the processor (x86-64: FMA and AVX2 variants beside the baseline ones), and the variants do
  * not round alike in the last bit. A last bit is enough to make a free root's walk another walk,
- * so a plan searched on one processor fell on another (docs/SIMULATE.md, "Plans and
- * processors"). No library in Debian offers portable rounding (openlibm and CORE-MATH are not
+ * so a plan searched on one processor fell on another (docs/SIMULATE.md, "The same bits on
+ * every processor"). No library in Debian offers portable rounding (openlibm and CORE-MATH are not
  * packaged), so these are written here: textbook range reduction (Cody & Waite, "Software
  * Manual for the Elementary Functions", 1980) and truncated series, in plain double
- * arithmetic that the build never contracts into FMA (-ffp-contract=off). Every function is
- * within about 2 ulp of the true value on its whole domain (tests/test_math.c checks them
- * against libm, an independent implementation) and gives the same bits on any IEEE double
- * machine that evaluates in double (every x86-64 and AArch64 compiler's default).
+ * arithmetic that the build never contracts into FMA (-ffp-contract=off). Each is within 3
+ * ulp of glibc's (tests/test_math.c checks them against it, an independent implementation)
+ * and uses only operations whose result IEEE 754 fixes (+, -, *, /, sqrt, floor, frexp,
+ * ldexp), so any machine with IEEE doubles evaluated in double gives the same bits (measured on
+ * x86-64 with glibc's variants; another architecture was not tried).
  *
  * The special values follow C99 Annex F where the library can meet them (NaN in, NaN out;
  * infinities; signed zeros of sin, atan2, asin). fb_sin and fb_cos reduce their argument

@@ -407,7 +407,8 @@ static int job_gains(const sim_job* j, const fb_clip* clip, const fb_character* 
  * whole). */
 static int write_outputs(const sim_job* j, const fb_sim* s, const fb_character* ch,
                          const fb_gains* g, const fb_sample_result* sample, int as_searched,
-                         FILE* log, const char* tag) {
+                         const sim_residual* residual, const double* residual_pct, FILE* log,
+                         const char* tag) {
     fb_error err;
     char paths[SIM_JOB_MAX_OUTPUTS][1024];
     /* the plan (the last, when kept) was written after the search */
@@ -425,7 +426,9 @@ static int write_outputs(const sim_job* j, const fb_sim* s, const fb_character* 
                                   .sample = sample,
                                   .sample_opts = job_sample_opts(j),
                                   .sample_plan = j->sample_load ? j->sample_load : j->sample_save,
-                                  .plan_as_searched = as_searched};
+                                  .plan_as_searched = as_searched,
+                                  .residual = residual,
+                                  .residual_pct = residual_pct};
     for (int k = 0; st == FB_OK && k < j->nreport; k++) {
         st = ends_with(j->report[k], ".json") ? sim_report_json(s, &info, j->report[k], &err)
                                               : sim_report_html(s, &info, j->report[k], &err);
@@ -502,9 +505,9 @@ static void print_grounded_notes(const fb_sim* s, FILE* log, const char* tag) {
 /* Axes the terminal names among those that sat at their torque limits. */
 #define SUMMARY_BOUND_AXES 3
 
-/* The summary lines on the terminal. */
+/* The summary lines on the terminal; res: the run's ground residual (NULL: none). */
 static void print_summary(const fb_sim* s, const fb_model* m, const fb_gains* g, double wall,
-                          bool searched, FILE* log, const char* tag) {
+                          bool searched, const sim_residual* res, FILE* log, const char* tag) {
     sim_summary sm;
     sim_summarize(s, m, &sm);
     fprintf(log, "%s: %.2f s simulated in %.2f s wall (%.1fx real time); MPJPE mean %.2f cm, "
@@ -554,15 +557,14 @@ static void print_summary(const fb_sim* s, const fb_model* m, const fb_gains* g,
             tag, sm.ground_peak, sm.ground_peak / sm.weight, sm.ground_peak_time,
             sm.airborne_frames, sm.nframe, sm.airborne_longest, planned);
     }
-    sim_residual res;
-    if (sim_ground_residual(s, m, g->root.mode, sm.weight, searched, &res, NULL)) {
+    if (res) {
         fprintf(log,
                 "%s: following %s reference exactly would need %.0f N mean (%.1f%% of the "
                 "body's weight) and %.0f N m of help at the root: what the ground's contacts "
                 "(within %.0f cm; none in %d of its %d frames) cannot give its motion%s\n",
-                tag, searched ? "the clip's grounded" : "its", res.mean_force,
-                100.0 * res.mean_force / sm.weight, res.mean_torque, 100.0 * SIM_RESIDUAL_MARGIN,
-                res.no_contact, res.frames,
+                tag, searched ? "the clip's grounded" : "its", res->mean_force,
+                100.0 * res->mean_force / sm.weight, res->mean_torque, 100.0 * SIM_RESIDUAL_MARGIN,
+                res->no_contact, res->frames,
                 searched ? " (the sampled reference this run follows is offset from it for the "
                            "feedback to act on, not to be followed exactly)"
                          : "");
@@ -633,6 +635,7 @@ int sim_job_run(const sim_job* j, FILE* log, const char* tag) {
     fb_sim* s = NULL;
     fb_ref* ref = NULL;
     fb_ref* ctl = NULL; /* --sample's reference */
+    double* residual_pct = NULL; /* the run's ground residual per recorded frame */
     fb_sample_result sample = {0};
     fb_sample_plan followed = {0}; /* --sample-load's plan: how its search ended */
     fb_error err;
@@ -719,10 +722,22 @@ int sim_job_run(const sim_job* j, FILE* log, const char* tag) {
         rc = st == FB_ENUMERIC ? EXIT_FAIL : exit_code_for(st);
         goto done;
     }
-    print_summary(s, ch->model, g, wall, job.sample > 0 || job.sample_load, log, tag);
+    /* the ground residual, made once for the terminal and every report (it grounds the
+     * reference again for a sampled run) */
+    const bool searched = job.sample > 0 || job.sample_load;
+    int nrec = 0;
+    (void)fb_sim_frames(s, &nrec);
+    residual_pct = malloc((size_t)(nrec > 0 ? nrec : 1) * sizeof *residual_pct);
+    sim_residual res;
+    const bool has_res =
+        residual_pct && sim_ground_residual(s, ch->model, g->root.mode, sim_weight(ch->model),
+                                            searched, &res, residual_pct);
+    print_summary(s, ch->model, g, wall, searched, has_res ? &res : NULL, log, tag);
     const int as_searched = job.sample_load ? plan_as_searched(s, &followed, log, tag) : 0;
-    rc = write_outputs(&job, s, ch, g, job.sample > 0 ? &sample : NULL, as_searched, log, tag);
+    rc = write_outputs(&job, s, ch, g, job.sample > 0 ? &sample : NULL, as_searched,
+                       has_res ? &res : NULL, residual_pct, log, tag);
 done:
+    free(residual_pct);
     fb_sim_destroy(s);
     fb_ref_destroy(ctl);
     fb_ref_destroy(ref);

@@ -45,6 +45,11 @@ bool sim_report_sampled(const sim_report_info* info) {
     return info->sample != NULL || info->sample_plan != NULL;
 }
 
+double sim_weight(const fb_model* m) {
+    const fb_v3 g = m->opt.gravity;
+    return fb_model_mass(m) * sqrt(g.x * g.x + g.y * g.y + g.z * g.z);
+}
+
 bool sim_ground_residual(const fb_sim* s, const fb_model* m, fb_root_mode root, double weight,
                          bool sampled, sim_residual* out, double* pct) {
     if (root == FB_ROOT_KINEMATIC) {
@@ -84,6 +89,21 @@ bool sim_ground_residual(const fb_sim* s, const fb_model* m, fb_root_mode root, 
     free(res);
     fb_ref_destroy(made);
     return ok;
+}
+
+bool sim_report_residual(const fb_sim* s, const sim_report_info* info, const fb_model* m,
+                         double weight, sim_residual* out, double* pct) {
+    if (!info->residual) {
+        return sim_ground_residual(s, m, info->gains->root.mode, weight, sim_report_sampled(info),
+                                   out, pct);
+    }
+    *out = *info->residual;
+    int n = 0;
+    (void)fb_sim_frames(s, &n);
+    if (pct && n > 0) {
+        memcpy(pct, info->residual_pct, (size_t)n * sizeof *pct);
+    }
+    return true;
 }
 
 /* Whether the contact plan of r has a foot or a toe on the ground at time t (its frame
@@ -187,8 +207,7 @@ void sim_summarize(const fb_sim* s, const fb_model* m, sim_summary* out) {
     ground_contact(s, fr, n, out);
     bound_axes(s, m, fr, n, out);
     fb_sim_root_support(s, NULL, NULL, &out->assist);
-    const fb_v3 g = m->opt.gravity;
-    out->weight = fb_model_mass(m) * sqrt(g.x * g.x + g.y * g.y + g.z * g.z);
+    out->weight = sim_weight(m);
     out->assist_mean_force = out->duration > 0.0 ? out->assist.force_impulse / out->duration : 0.0;
     out->fall = fb_tracker_fall(fb_sim_tracker((fb_sim*)s));
     out->fall_frame = -1;
@@ -605,7 +624,7 @@ fb_status sim_report_json(const fb_sim* s, const sim_report_info* info, const ch
     /* the least help following the reference exactly would need (sim_ground_residual) */
     double* pct = malloc((size_t)(n > 0 ? n : 1) * sizeof *pct);
     sim_residual res;
-    if (pct && sim_ground_residual(s, m, mode, sm.weight, sim_report_sampled(info), &res, pct)) {
+    if (pct && sim_report_residual(s, info, m, sm.weight, &res, pct)) {
         cJSON* ro = cJSON_AddObjectToObject(sum, "reference_ground_residual");
         cJSON_AddBoolToObject(ro, "of_followed_reference", !res.sampled);
         cJSON_AddNumberToObject(ro, "mean_force_N", res.mean_force);

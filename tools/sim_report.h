@@ -24,6 +24,10 @@ typedef struct sim_report_info {
     int plan_as_searched;           /* --sample-load: 1 the run is the walk the plan's search
                                        found, bit for bit, -1 it is not; 0 not known (a plan
                                        saved before stop 50) or no plan followed */
+    const struct sim_residual* residual; /* the run's ground residual made once for all its
+                                            outputs (sim_ground_residual), or NULL: each report
+                                            makes it (none for a kinematic root) */
+    const double* residual_pct;          /* with it: per recorded frame, % of the weight */
 } sim_report_info;
 
 /* Where the gains came from, as the reports name it: the file, or head and tail around gains
@@ -104,12 +108,20 @@ typedef struct sim_residual {
     bool sampled;       /* the run followed a sampled reference: these are the grounded one's */
 } sim_residual;
 
+/* The body's weight (N): its mass times the model's gravity. */
+double sim_weight(const fb_model* m);
+
 /* Computes *out and, when pct is not NULL, the residual force at every recorded frame (the
  * reference's frame nearest its time) as a percentage of `weight` (N); `sampled`: the run
  * followed a sampled reference (the grounded reference is then made here). False, and nothing
  * written, for a kinematic root or when it cannot be computed. */
 bool sim_ground_residual(const fb_sim* s, const fb_model* m, fb_root_mode root, double weight,
                          bool sampled, sim_residual* out, double* pct);
+
+/* The report's run's ground residual: info->residual when the job made it, else made here
+ * (sim_ground_residual); pct as there. */
+bool sim_report_residual(const fb_sim* s, const sim_report_info* info, const fb_model* m,
+                         double weight, sim_residual* out, double* pct);
 
 /* Whether a report's run followed a sampled reference (a search's, or a plan's). */
 bool sim_report_sampled(const sim_report_info* info);

@@ -672,8 +672,7 @@ fb_status sim_report_html(const fb_sim* s, const sim_report_info* info, const ch
     }
     fill_series(p);
     p->has_residual =
-        sim_ground_residual(s, p->m, info->gains->root.mode, p->sm.weight, sim_report_sampled(info),
-                            &p->residual, ser(p, SER_RESIDUAL_PCT));
+        sim_report_residual(s, info, p->m, p->sm.weight, &p->residual, ser(p, SER_RESIDUAL_PCT));
     for (int k = 0; k < p->nhit; k++) {
         const fb_hit_result* r = &fb_sim_hits(s)[k];
         snprintf(p->hit_label[k], sizeof p->hit_label[k], "hit %d", k + 1);

@@ -649,7 +649,7 @@ static bool short_clip(const char* path, int frames) {
  * in the viewer with `--root free` (the default gains' root set, as simulate's is), gives the
  * line `simulate --sample-load` gives, with the end state the plan records (read from the file
  * here); with a ball the search did not have, or the plan's end state altered, the viewer says
- * it is not that walk. */
+ * it is not that walk; a take stopped short of its end says that it was not judged. */
 static void check_plan_verdict(const char* out) {
     char clip[1024], plan[1024], bad[1024], cmd[8192];
     snprintf(clip, sizeof clip, "%s/short.bvh", out);
@@ -681,17 +681,20 @@ static void check_plan_verdict(const char* out) {
     const bool ok =
         f && fprintf(f, "%.*s%c%s", at, file, hex[1] == '0' ? '1' : '0', file + at + 1) > 0;
     CHECK(f && fclose(f) == 0 && ok, "cannot write %s", bad);
-    static const char* says[3] = {"the walk the plan's search found, bit for bit",
+    /* the fourth: the plan as is, the take stopped at 0.5 s, before the end */
+    static const char* says[4] = {"the walk the plan's search found, bit for bit",
                                   "note: not the walk the plan's search found",
-                                  "note: not the walk the plan's search found"};
-    for (int k = 0; k < 3; k++) {
+                                  "note: not the walk the plan's search found",
+                                  "the plan's walk not judged: the take stopped at 0.50 s"};
+    for (int k = 0; k < 4; k++) {
         char log[1024];
         snprintf(log, sizeof log, "%s/verdict%d.txt", out, k);
         snprintf(cmd, sizeof cmd,
-                 "xvfb-run -a '%s' '%s' --root free --sample-load '%s' %s --time 0.99 "
+                 "xvfb-run -a '%s' '%s' --root free --sample-load '%s' %s --time %s "
                  "--size %dx%d --screenshot '%s/verdict.png' >'%s' 2>&1",
                  FB_VIEW_PATH, clip, k == 2 ? bad : plan,
-                 k == 1 ? "--hit time=0.5,target=Chest,speed=10,mass=0.45" : "", W, H, out, log);
+                 k == 1 ? "--hit time=0.5,target=Chest,speed=10,mass=0.45" : "",
+                 k == 3 ? "0.5" : "0.99", W, H, out, log);
         CHECK(run(cmd) == 0, "`%s` failed", cmd);
         char said[4096] = "";
         slurp(log, said, sizeof said);
@@ -701,6 +704,8 @@ static void check_plan_verdict(const char* out) {
               said);
         CHECK(k == 0 || !strstr(said, "bit for bit"), "run %d judged the searched walk: %s", k,
               said);
+        CHECK(k < 3 || !strstr(said, "not the walk"), "a take stopped short judged: %s", said);
+        CHECK(k == 3 || !strstr(said, "not judged"), "run %d said not judged: %s", k, said);
     }
 }
 

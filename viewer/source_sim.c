@@ -733,6 +733,16 @@ static void sim_close(void* impl) {
     if (!s) {
         return;
     }
+    if (s->sim && s->plan.points && s->plan.searched_known && s->plan_verdict == 0 &&
+        fb_sim_time(s->sim) > 0.0) {
+        /* a take that stopped short of its end (a screenshot, --frames from a late --time, a
+         * closed window) cannot say whether it is the searched walk: say that it did not */
+        printf("featherbone-view: the plan's walk not judged: the take stopped at %.2f s, before "
+               "its end at %.2f s (a take to the end says whether it is the walk the plan's "
+               "search found)\n",
+               fb_sim_time(s->sim), s->info.duration);
+        fflush(stdout);
+    }
     fb_sim_destroy(s->sim);
     fb_ref_destroy(s->control);
     fb_ref_destroy(s->control_prev);

@@ -178,9 +178,8 @@ START_TEST(the_demos_free_root_stands_through_its_hit) {
     const double without = residual_of(json, &followed_plain);
     free(json);
     ck_assert_msg(!followed_plan && followed_plain,
-                  "of_followed_reference: %d with the plan, %d "
-                  "without",
-                  followed_plan, followed_plain);
+                  "of_followed_reference: %d with the plan, %d without", followed_plan,
+                  followed_plain);
     /* the same reference both ways, and what the docs measure for it: a few per cent of the
      * weight (8.0 %), not the most of it the sampled reference would need (84 %) */
     ck_assert_msg(with_plan == without && without > 0.0 && without < 160.0,

@@ -728,14 +728,16 @@ int sim_job_run(const sim_job* j, FILE* log, const char* tag) {
     int nrec = 0;
     (void)fb_sim_frames(s, &nrec);
     residual_pct = malloc((size_t)(nrec > 0 ? nrec : 1) * sizeof *residual_pct);
-    sim_residual res;
-    const bool has_res =
+    sim_residual made;
+    const sim_residual* res =
         residual_pct && sim_ground_residual(s, ch->model, g->root.mode, sim_weight(ch->model),
-                                            searched, &res, residual_pct);
-    print_summary(s, ch->model, g, wall, searched, has_res ? &res : NULL, log, tag);
+                                            searched, &made, residual_pct)
+            ? &made
+            : NULL;
+    print_summary(s, ch->model, g, wall, searched, res, log, tag);
     const int as_searched = job.sample_load ? plan_as_searched(s, &followed, log, tag) : 0;
-    rc = write_outputs(&job, s, ch, g, job.sample > 0 ? &sample : NULL, as_searched,
-                       has_res ? &res : NULL, residual_pct, log, tag);
+    rc = write_outputs(&job, s, ch, g, job.sample > 0 ? &sample : NULL, as_searched, res,
+                       residual_pct, log, tag);
 done:
     free(residual_pct);
     fb_sim_destroy(s);

@@ -329,8 +329,13 @@ static void update_view(sim_source* s) {
 /* At the end of a run following a plan that says how its search ended: whether this run is
  * that walk, bit for bit, on the HUD and once on stdout, in `simulate --sample-load`'s words.
  * Clicks, gains edits and other hits make another walk, and the line says so. */
+/* Whether the run follows a plan that records its search's end and has not been judged. */
+static bool verdict_due(const sim_source* s) {
+    return s->plan.points && s->plan.searched_known && s->plan_verdict == 0;
+}
+
 static void judge_plan(sim_source* s) {
-    if (!s->plan.points || !s->plan.searched_known || s->plan_verdict != 0) {
+    if (!verdict_due(s)) {
         return; /* no plan, a plan saved without its search's end, or judged already */
     }
     char now[64], then[64];
@@ -733,8 +738,7 @@ static void sim_close(void* impl) {
     if (!s) {
         return;
     }
-    if (s->sim && s->plan.points && s->plan.searched_known && s->plan_verdict == 0 &&
-        fb_sim_time(s->sim) > 0.0) {
+    if (s->sim && verdict_due(s) && fb_sim_time(s->sim) > 0.0) {
         /* a take that stopped short of its end (a screenshot, --frames from a late --time, a
          * closed window) cannot say whether it is the searched walk: say that it did not */
         printf("featherbone-view: the plan's walk not judged: the take stopped at %.2f s, before "

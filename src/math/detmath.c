@@ -108,18 +108,6 @@ double fb_cos(double x) {
     return sin_quadrant(q + 1, r);
 }
 
-void fb_sincos(double x, double* s, double* c) {
-    if (!isfinite(x) || fabs(x) >= FB_TRIG_REDUCE_MAX || fabs(x) < 0x1p-27) {
-        *s = fb_sin(x);
-        *c = fb_cos(x);
-        return;
-    }
-    double r;
-    const int q = reduce_pio2(x, &r);
-    *s = sin_quadrant(q, r);
-    *c = sin_quadrant(q + 1, r);
-}
-
 /* ---- inverse tangent ---------------------------------------------------------------------- */
 
 /* atan t for 0 <= t <= 1. Above tan(pi/8) it is pi/4 + atan((t - 1)/(t + 1)), so the series

@@ -27,8 +27,6 @@
 
 double fb_sin(double x);
 double fb_cos(double x);
-/* Both at once (one range reduction). */
-void fb_sincos(double x, double* s, double* c);
 double fb_atan2(double y, double x);
 double fb_asin(double x);
 double fb_acos(double x);
